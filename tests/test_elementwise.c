@@ -92,6 +92,35 @@ static int64_t storage(const view *v)
 
 enum fill { FILL_MIXED, FILL_NAN3 };
 
+/* A NaN of dtype dt (float) with r's sign and payload bits (quiet or
+   signalling, the payload never 0) at element i: copies must move it as
+   it is (run_case compares their bits) */
+static void set_nan_bits(void *buf, kg_dtype dt, int64_t i, uint64_t r)
+{
+    switch (dt) {
+    case KG_F32: {
+        uint32_t u = 0x7f800000u | ((uint32_t)r & 0x807fffffu);
+        ((uint32_t *)buf)[i] = (u & 0x007fffffu) ? u : u | 1u;
+        break;
+    }
+    case KG_F64: {
+        uint64_t u = 0x7ff0000000000000ull | (r & 0x800fffffffffffffull);
+        ((uint64_t *)buf)[i] = (u & 0x000fffffffffffffull) ? u : u | 1u;
+        break;
+    }
+    case KG_F16: {
+        uint16_t u = (uint16_t)(0x7c00u | ((uint32_t)r & 0x83ffu));
+        ((uint16_t *)buf)[i] = (u & 0x03ffu) ? u : (uint16_t)(u | 1u);
+        break;
+    }
+    default: { /* bf16 */
+        uint16_t u = (uint16_t)(0x7f80u | ((uint32_t)r & 0x807fu));
+        ((uint16_t *)buf)[i] = (u & 0x007fu) ? u : (uint16_t)(u | 1u);
+        break;
+    }
+    }
+}
+
 static void fill(void *buf, kg_dtype dt, int64_t n, enum fill how, uint64_t *rng)
 {
     static const double fspecial[] = {0,
@@ -114,9 +143,10 @@ static void fill(void *buf, kg_dtype dt, int64_t n, enum fill how, uint64_t *rng
         const uint64_t r = kt_next(rng);
         if (kt_is_float(dt)) {
             double x;
-            if (how == FILL_NAN3 && i % 3 == 0)
-                x = NAN;
-            else if (r % 3 == 0) {
+            if (how == FILL_NAN3 && i % 3 == 0) {
+                set_nan_bits(buf, dt, i, r >> 7);
+                continue;
+            } else if (r % 3 == 0) {
                 const uint64_t k = (r >> 8) % (sizeof fspecial / sizeof fspecial[0] + 2);
                 const double big = dt == KG_F16 ? 13437.7 : 1e20;
                 x = k < sizeof fspecial / sizeof fspecial[0] ? fspecial[k] : (k % 2 ? big : -big);
@@ -224,7 +254,8 @@ static value ref_op(kg_op op, kg_dtype dt, kg_dtype out_dt, const kg_op_info *in
    catalogue's expression on the loaded values (f16/bf16 in f32, exactly) and
    store with __float2half_rn / __float2bfloat16_rn / __double2half /
    __double2bfloat16 / a plain conversion (gen/elementwise.lua cast_plan,
-   gen/dtypes.lua), all round to nearest even; copies may move bits. */
+   gen/dtypes.lua), all round to nearest even. Copies and identity casts
+   move bits: run_case compares their raw bits besides (moves_bits). */
 static int exact_op(kg_op op, kg_dtype out_dt)
 {
     switch (op) {
@@ -247,7 +278,9 @@ static int exact_op(kg_op op, kg_dtype out_dt)
 /* Element i of buf (dtype dt) against want, the reference already rounded
    to dt: bit for bit when `exact` (so -0 is not +0 and one ulp is a
    failure), with any NaN matching any NaN (the README documents no NaN
-   payload); else within rtol/atol (kt_close). */
+   payload for computed results; copies and identity casts are compared
+   bit for bit with their input by run_case, moves_bits); else within
+   rtol/atol (kt_close). */
 static int float_matches(const void *buf, kg_dtype dt, int64_t i, double want, int exact, double rtol, double atol)
 {
     const double got = kt_get(buf, dt, i);
@@ -321,6 +354,21 @@ Test(compare, exact_results_are_bits_and_bools_are_0_or_1)
 }
 
 /* ---- one case: upload, run each variant, compare every element ------------ */
+
+/* 1 where op over dt -> out_dt moves its input's bits (README "cast":
+   copies and identity casts; bool aside, whose copy stores 0 or 1) */
+static int moves_bits(kg_op op, kg_dtype dt, kg_dtype out_dt)
+{
+    return (op == KG_OP_COPY || op == KG_OP_CAST) && dt == out_dt && dt != KG_BOOL;
+}
+
+/* The raw bits of element i of a buffer of es-byte elements */
+static uint64_t raw_bits(const void *buf, size_t es, int64_t i)
+{
+    uint64_t u = 0;
+    memcpy(&u, (const char *)buf + (size_t)i * es, es);
+    return u;
+}
 
 typedef struct {
     const char *what;
@@ -406,7 +454,7 @@ static void run_case(kg_op op, kg_dtype dt, kg_dtype out_dt, const ew_case *c, u
     kt_tolerance(kt_is_float(dt) ? dt : out_dt, &rtol, &atol);
     if (op == KG_OP_CAST)
         kt_tolerance(out_dt, &rtol, &atol);
-    const int exact = exact_op(op, out_dt);
+    const int exact = exact_op(op, out_dt), bits = moves_bits(op, dt, out_dt);
     const int64_t n = numel(ov);
     const int nv = c->all_variants ? KG_EW_VARIANT_COUNT : 1;
     for (int vi = 0; vi < nv; vi++) {
@@ -438,6 +486,12 @@ static void run_case(kg_op op, kg_dtype dt, kg_dtype out_dt, const ew_case *c, u
                 }
             }
             const value want = ref_op(op, dt, out_dt, info, host, at);
+            if (bits && raw_bits(ohost, oes, oat) != raw_bits(host[0], oes, at[0]))
+                cr_assert_fail("%s %s->%s, case %s, variant %d, element %lld: bits %#llx, want the input's %#llx "
+                               "(seed %llu)",
+                               info->name, kg_dtype_name(dt), kg_dtype_name(out_dt), c->what, used, (long long)e,
+                               (unsigned long long)raw_bits(ohost, oes, oat),
+                               (unsigned long long)raw_bits(host[0], oes, at[0]), (unsigned long long)kt_seed());
             if (want.is_float) {
                 const double got = kt_get(ohost, out_dt, oat);
                 if (!float_matches(ohost, out_dt, oat, want.f, exact, rtol, atol)) {
@@ -1666,6 +1720,212 @@ Test(tchunk, copies_by_tiles_of_aligned_chunks, .init = setup, .fini = teardown,
     kg_test_ew_tune(KG_EW_TUNE_TCHUNK_TPB, 1);
     kg_test_ew_tune(KG_EW_TUNE_TCHUNK, 0);
     force_variant = -1;
+}
+
+/* ---- copies move bits, in every variant ------------------------------------ */
+
+/* The layouts of elementwise::copies_of_2byte_floats_move_bits_in_every_variant,
+   each reading at least 65536 consecutive storage positions of its input
+   (every residue mod 65536: bits_layouts_read_every_pattern checks it on
+   the CPU), picked for the variants that serve them: a contiguous range
+   (dense), odd and even 2-d transposes with the input one element off or
+   aligned (perm, permf, tile, nd32, nd64, rows, tperm / tperm2 with and
+   without word pairs, tperma, tperms by words and by pairs, tchunk), rows
+   of a wider pitch (nd32v, rowsv from rows of 64 bytes), rows of 8200
+   bytes kept in place under swapped outer dims, one element off (rowsv),
+   planes transposed (tplanev) and output rows of 33 (tslab). */
+enum { BITS_LAYOUTS = 8 };
+
+static int bits_layout(int i, view *in, view *out)
+{
+    int64_t shape[KG_MAX_DIMS];
+    switch (i) {
+    case 0: *in = *out = dense(1, S(65541)); return 1;
+    case 1: *in = offset(read_in_order(2, S(257, 263), (const int[]){1, 0}, shape), 1); break;
+    case 2: *in = read_in_order(2, S(256, 258), (const int[]){1, 0}, shape); break;
+    case 3:
+        *in = *out = dense(2, S(300, 240));
+        in->strides[0] = 248;
+        return 1;
+    case 4: *in = offset(permuted(3, S(9, 2, 4100), (const int[]){1, 0, 2}), 1); *out = dense(3, S(9, 2, 4100)); return 1;
+    case 5: *in = read_in_order(3, S(17, 64, 64), (const int[]){0, 2, 1}, shape); break;
+    case 6: *in = read_in_order(2, S(33, 2100), (const int[]){1, 0}, shape); break;
+    case 7: *in = read_in_order(2, S(67, 1000), (const int[]){1, 0}, shape); break;
+    default: return 0;
+    }
+    *out = dense(in->ndim, shape);
+    return 1;
+}
+
+/* The storage positions view v reads, in the output's row-major order, into
+   pos (numel(v) of them) */
+static void view_positions(const view *v, int64_t *pos)
+{
+    int64_t idx[KG_MAX_DIMS] = {0};
+    const int64_t n = numel(v);
+    for (int64_t e = 0; e < n; e++) {
+        int64_t at = v->offset;
+        for (int d = 0; d < v->ndim; d++)
+            at += idx[d] * v->strides[d];
+        pos[e] = at;
+        for (int d = v->ndim - 1; d >= 0; d--) {
+            if (++idx[d] < v->shape[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+}
+
+/* The input's element at storage position s: for 2-byte types the pattern
+   s * 40503 mod 2^16 (a bijection of the residues, so a layout reading
+   65536 consecutive positions puts every pattern through); for f32 / f64
+   three NaNs in four of every sign and payload, quiet and signalling, the
+   fourth any bits */
+static void bits_fill(void *buf, kg_dtype dt, int64_t n)
+{
+    uint64_t r = 0x5eed0000u;
+    for (int64_t s = 0; s < n; s++) {
+        const uint64_t h = kt_next(&r);
+        if (kg_dtype_size(dt) == 2)
+            ((uint16_t *)buf)[s] = (uint16_t)((uint64_t)s * 40503u);
+        else if (s % 4 != 3)
+            set_nan_bits(buf, dt, s, h);
+        else if (dt == KG_F32)
+            ((uint32_t *)buf)[s] = (uint32_t)h;
+        else
+            ((uint64_t *)buf)[s] = h;
+    }
+}
+
+/* Runs op (copy, or the identity cast) over dt on every layout, each under
+   the runtime's own choice and forced to every variant (the kg_ew_variant
+   ones and the tperm kernels': tperm, rowsv, tplanev, tslab, tchunk,
+   tperma, tperms), first with the default tunings, then with rowsv from
+   rows of 64 bytes (KG_EW_TUNE_ROWSV 2), tplanev from planes of 1 byte,
+   tchunk allowed, one tile a pass in tperm (KG_EW_TUNE_TPERM_PAIR 0) and
+   the word form of the 2-byte tperms (KG_EW_TUNE_TPERMW_FORM 0); compares
+   every output element's bits with its input element's. Returns the
+   variants that ran. */
+static unsigned check_bits(kg_op op, kg_dtype dt)
+{
+    static const int t1[][2] = {{KG_EW_TUNE_ROWSV, 2},     {KG_EW_TUNE_ROWSV_MIN_BYTES, 64}, {KG_EW_TUNE_TPLANE_MIN_BYTES, 1},
+                                {KG_EW_TUNE_TCHUNK, 1},    {KG_EW_TUNE_TPERM_PAIR, 0},       {KG_EW_TUNE_TPERMW_FORM, 0}};
+    enum { NT = sizeof t1 / sizeof t1[0] };
+    const size_t es = kg_dtype_size(dt);
+    unsigned ran = 0;
+    int runs = 0;
+    for (int li = 0; li < BITS_LAYOUTS; li++) {
+        view iv, ov;
+        bits_layout(li, &iv, &ov);
+        const int64_t in_n = storage(&iv), on = storage(&ov), n = numel(&ov);
+        void *host = malloc((size_t)in_n * es), *ohost = malloc((size_t)on * es);
+        int64_t *ipos = malloc((size_t)n * sizeof *ipos), *opos = malloc((size_t)n * sizeof *opos);
+        cr_assert(host && ohost && ipos && opos);
+        bits_fill(host, dt, in_n);
+        view_positions(&iv, ipos);
+        view_positions(&ov, opos);
+        void *idev = kt_alloc(ctx, (size_t)in_n * es), *odev = kt_alloc(ctx, (size_t)on * es);
+        kt_upload(ctx, idev, host, (size_t)in_n * es);
+        kg_tensor a = kg_tensor_contiguous((char *)idev + iv.offset * (int64_t)es, dt, iv.ndim, iv.shape);
+        kg_tensor o = kg_tensor_contiguous((char *)odev + ov.offset * (int64_t)es, dt, ov.ndim, ov.shape);
+        memcpy(a.strides, iv.strides, sizeof a.strides);
+        memcpy(o.strides, ov.strides, sizeof o.strides);
+        for (int tu = 0; tu < 2; tu++) {
+            int was[NT];
+            if (tu)
+                for (int k = 0; k < NT; k++)
+                    was[k] = kg_test_ew_tune(t1[k][0], t1[k][1]);
+            for (int force = -1; force <= KG_EW_TPERMS; force++) {
+                const int poison = runs++ % 2 ? 0x5a : 0xff; /* each poison is one pattern: two of them */
+                KT_OK(ctx, kg_memset(ctx, odev, poison, (size_t)on * es));
+                kg_test_force_ew_variant(ctx, force);
+                const kg_tensor *ins[1] = {&a};
+                KT_OK(ctx, kg_elementwise(ctx, op, &o, ins, 1));
+                KT_OK(ctx, kg_sync(ctx));
+                const int used = kg_test_last_ew_variant(ctx);
+                ran |= 1u << used;
+                kt_download(ctx, ohost, odev, (size_t)on * es);
+                for (int64_t e = 0; e < n; e++)
+                    if (raw_bits(ohost, es, opos[e]) != raw_bits(host, es, ipos[e]))
+                        cr_assert_fail("%s %s, layout %d, forced %d, tunings %d, variant %d, element %lld: bits %#llx, "
+                                       "want the input's %#llx",
+                                       kg_op_get_info(op)->name, kg_dtype_name(dt), li, force, tu, used, (long long)e,
+                                       (unsigned long long)raw_bits(ohost, es, opos[e]),
+                                       (unsigned long long)raw_bits(host, es, ipos[e]));
+            }
+            if (tu)
+                for (int k = 0; k < NT; k++)
+                    kg_test_ew_tune(t1[k][0], was[k]);
+        }
+        kg_test_force_ew_variant(ctx, -1);
+        KT_OK(ctx, kg_free(ctx, idev));
+        KT_OK(ctx, kg_free(ctx, odev));
+        free(host);
+        free(ohost);
+        free(ipos);
+        free(opos);
+    }
+    return ran;
+}
+
+/* Copies and identity casts move bits (README "cast") in every variant
+   the runtime can pick: f16 and bf16 on all 65536 bit patterns (NaNs of
+   every sign and payload included, which a round trip through f32 turns
+   into the canonical NaN), f32 and f64 on NaNs of every sign and payload,
+   quiet and signalling; each on every layout of bits_layout under the
+   runtime's own choice and forced to each variant (check_bits). Asserts
+   that every variant ran: for copies of 2-byte types the eight of
+   kg_ew_variant and tperm, rowsv, tplanev, tslab, tchunk, tperma, tperms;
+   for identity casts (which only copies' kernels after tperm serve) and
+   f32 / f64 the eight and tperm. */
+Test(elementwise, copies_of_2byte_floats_move_bits_in_every_variant, .timeout = 600)
+{
+    const unsigned base = ((1u << KG_EW_VARIANT_COUNT) - 1) | 1u << KG_EW_TPERM;
+    const unsigned all = base | 1u << KG_EW_ROWSV | 1u << KG_EW_TPLANE | 1u << KG_EW_TSLAB | 1u << KG_EW_TCHUNK |
+                         1u << KG_EW_TPERMA | 1u << KG_EW_TPERMS;
+    const kg_dtype dts[] = {KG_F16, KG_BF16, KG_F32, KG_F64};
+    for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++)
+        for (int c = 0; c < 2; c++) {
+            const kg_op op = c ? KG_OP_CAST : KG_OP_COPY;
+            const unsigned ran = check_bits(op, dts[di]), want = !c && kg_dtype_size(dts[di]) == 2 ? all : base;
+            cr_assert_eq(ran & want, want, "%s %s: variants run %#x, want all of %#x", kg_op_get_info(op)->name,
+                         kg_dtype_name(dts[di]), ran, want);
+        }
+}
+
+/* The CPU half of the test above: each of its layouts reads at least 65536
+   consecutive storage positions of its input (so every 2-byte pattern goes
+   through), each position once, and writes each output position once. */
+Test(bits_plan, bits_layouts_read_every_pattern)
+{
+    for (int li = 0; li < BITS_LAYOUTS; li++) {
+        view iv, ov;
+        cr_assert(bits_layout(li, &iv, &ov));
+        const int64_t n = numel(&ov), in_n = storage(&iv), on = storage(&ov);
+        cr_assert_eq(numel(&iv), n, "layout %d: input and output sizes differ", li);
+        int64_t *pos = malloc((size_t)n * sizeof *pos);
+        unsigned char *seen = calloc((size_t)(in_n > on ? in_n : on), 1), *pat = calloc(65536, 1);
+        cr_assert(pos && seen && pat);
+        view_positions(&iv, pos);
+        for (int64_t e = 0; e < n; e++) {
+            cr_assert(pos[e] >= 0 && pos[e] < in_n && !seen[pos[e]], "layout %d: input position %lld", li,
+                      (long long)pos[e]);
+            seen[pos[e]] = 1;
+            pat[(uint16_t)((uint64_t)pos[e] * 40503u)] = 1;
+        }
+        for (int k = 0; k < 65536; k++)
+            cr_assert(pat[k], "layout %d: pattern %#x never read", li, k);
+        memset(seen, 0, (size_t)(in_n > on ? in_n : on));
+        view_positions(&ov, pos);
+        for (int64_t e = 0; e < n; e++) {
+            cr_assert(pos[e] >= 0 && pos[e] < on && !seen[pos[e]], "layout %d: output position %lld", li,
+                      (long long)pos[e]);
+            seen[pos[e]] = 1;
+        }
+        free(pos);
+        free(seen);
+        free(pat);
+    }
 }
 
 /* The word path of <op>_tperm2 (kg_ew_tperm_words_ok: 2-byte elements as
