@@ -3322,6 +3322,104 @@ Test(tperm_plan, tpx_where_it_measured_faster)
     }
 }
 
+/* Session 29's candidate rule A (kg_ew_tpx_a, KG_EW_TUNE_TPX_A 1; off by
+   default) on the perm bench's bf16 rows that round s28r1 measured (input
+   a = a dense buffer of physical shape P read in the order p, out dense),
+   at 132 multiprocessors (H100 SXM and H200: waves of 792 tpx tiles):
+   the four A rows named in runtime/elementwise.c and a sweep row take it;
+   its two losing classes do not (one c tile; c tiles of 64, the last
+   128-wide wave holding 4 tiles), nor do the rows s25r1 measured slower
+   (2.03 and 2.04 waves, a c axis 89.5% full), a plan in c tiles of 64, a
+   c axis 88.1% full, tperm2's tpx-by-default row and a j axis of 3 tiles.
+   Then the waves on other counts of multiprocessors. */
+Test(tperm_plan, tpx_a_where_rule_a_takes_it)
+{
+    static const struct {
+        int nd;
+        int64_t P[5];
+        int p[5], want;
+    } cs[] = {
+        {2, {6007, 5003}, {1, 0}, 1},                           /* 47 x 81 tiles, 4.81 waves; s28r1 x1.26 */
+        {3, {1999, 5, 2053}, {2, 1, 0}, 1},                     /* 16 x 166, 3.35 waves; x1.24 */
+        {3, {7, 2053, 1999}, {0, 2, 1}, 1},                     /* 17 x 33 x 7, 4.96 waves; x1.30 */
+        {2, {2053, 8191}, {1, 0}, 1},                           /* 17 x 133, 2.85 waves; x1.29 */
+        {2, {11009, 1983}, {1, 0}, 1},                          /* 87 x 32, 3.52 waves (the sweep's) */
+        {5, {119, 9, 31, 31, 31}, {3, 4, 2, 1, 0}, 0},          /* 1 c tile (119 positions); x0.977 */
+        {4, {33, 64, 95, 91}, {3, 2, 0, 1}, 0},                 /* 17 x 140 = 2380 tiles: 4 in the last wave */
+        {2, {3001, 4097}, {1, 0}, 0},                           /* 1608 tiles, 2.03 waves */
+        {2, {4097, 3001}, {1, 0}, 0},                           /* 1617 tiles, 2.04 waves; s25r1 x0.90 */
+        {2, {1031, 16411}, {1, 0}, 0},                          /* c 1031 in 9 tiles: 89.5%; s25r1 x0.94 */
+        {3, {429, 487, 105}, {2, 1, 0}, 0},                     /* the plan's c tiles of 64 */
+        {3, {789, 1137, 33}, {2, 1, 0}, 0},                     /* c 789 in 7 tiles: 88.1% */
+        {3, {255, 387, 259}, {2, 0, 1}, 0},                     /* tperm2's (tpx by default) */
+        {3, {115, 1041, 183}, {0, 2, 1}, 0},                    /* 3 j tiles */
+    };
+    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TPX_A, 0), 0, "KG_EW_TUNE_TPX_A's default");
+    const size_t es[4] = {2, 2, 0, 0};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, KG_BF16);
+        kg_tperm tp, tw;
+        cr_assert(kg_ew_plan_tperm(&L, es, &tp), "case %zu: no tperm plan", i);
+        cr_assert(kg_ew_plan_tpx(&L, &tw), "case %zu: no tpx plan", i);
+        cr_assert_eq(kg_ew_tpx_a(&tp, &tw, 132), cs[i].want, "case %zu (tpx %u x %u tiles of %u, %u in all)", i,
+                     tw.tiles_c, tw.tiles_j, tw.rc, tw.tiles);
+        cr_assert(!(cs[i].want && kg_ew_tpx_by_default(&tp, &tw)), "case %zu: already tpx by default", i);
+    }
+    /* 2053 x 8191^T: 2261 tiles; waves of 6 blocks on n multiprocessors */
+    static const int sms[][2] = {{100, 1}, {132, 1}, {160, 1}, {180, 0}, {188, 0}, {189, 0}, {0, 0}};
+    const kg_layout L = copy_in_order_layout(2, cs[3].P, cs[3].p, KG_BF16);
+    kg_tperm tp, tw;
+    cr_assert(kg_ew_plan_tperm(&L, es, &tp) && kg_ew_plan_tpx(&L, &tw));
+    cr_assert_eq(tw.tiles, 2261u);
+    for (size_t i = 0; i < sizeof sms / sizeof sms[0]; i++)
+        cr_assert_eq(kg_ew_tpx_a(&tp, &tw, sms[i][0]), sms[i][1], "%d multiprocessors", sms[i][0]);
+}
+
+/* Session 29's candidate rule A (KG_EW_TUNE_TPX_A 1, the other tunings
+   the defaults): the perm bench's bf16 rows that round s28r1 measured and
+   a sweep row (input a = a dense buffer of physical shape P read in the
+   order p, out dense), the tpx kernel where kg_ew_tpx_a takes the copy on
+   this GPU's multiprocessors (the rows it takes on 132), tperma where it
+   does not (its two losing classes); bf16 aligned, f16 on three of them
+   with the input and the output one element off. Bits exact against the
+   reference on every element. */
+Test(tperms, copies_2byte_pairs_by_rule_a, .init = setup, .fini = teardown, .timeout = 600)
+{
+    static const struct {
+        int nd;
+        int64_t P[5];
+        int p[5], f16;
+    } cs[] = {
+        {2, {6007, 5003}, {1, 0}, 1},          {3, {1999, 5, 2053}, {2, 1, 0}, 0},
+        {3, {7, 2053, 1999}, {0, 2, 1}, 0},    {2, {2053, 8191}, {1, 0}, 1},
+        {2, {11009, 1983}, {1, 0}, 0},         {4, {73, 85, 219, 17}, {2, 3, 0, 1}, 0},
+        {5, {119, 9, 31, 31, 31}, {3, 4, 2, 1, 0}, 1}, {4, {33, 64, 95, 91}, {3, 2, 0, 1}, 0},
+    };
+    reset_tile_tunings(); /* the defaults */
+    kg_test_ew_tune(KG_EW_TUNE_TPX_A, 1);
+    const size_t es[4] = {2, 2, 0, 0};
+    int took = 0;
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, KG_BF16);
+        kg_tperm tp, tw;
+        cr_assert(kg_ew_plan_tperm(&L, es, &tp) && kg_ew_plan_tpx(&L, &tw), "case %zu: no plans", i);
+        const int want = kg_ew_tpx_a(&tp, &tw, ctx->sm_count);
+        took += want;
+        for (int k = 0; k < 1 + cs[i].f16; k++) {
+            unsigned ran = 0;
+            int64_t shape[KG_MAX_DIMS];
+            const view a = read_in_order(cs[i].nd, cs[i].P, cs[i].p, shape), o = dense(cs[i].nd, shape);
+            ew_case c = {"tpx by rule A", 1, {offset(a, k), o, o}, offset(o, k), -1, FILL_MIXED, 0};
+            const kg_dtype dt = k ? KG_F16 : KG_BF16;
+            run_case(KG_OP_COPY, dt, dt, &c, &ran);
+            cr_assert_eq(ran, 1u << (want ? KG_EW_TPERMS : KG_EW_TPERMA), "%s case %zu: variants %#x, want %s",
+                         kg_dtype_name(dt), i, ran, want ? "tperms" : "tperma");
+        }
+    }
+    kg_test_ew_tune(KG_EW_TUNE_TPX_A, 0);
+    cr_assert_gt(took, 0, "rule A took no case on %d multiprocessors", ctx->sm_count);
+}
+
 /* kg_ew_tperms_ok on the perm bench's f32 rows (input a = a dense buffer of
    physical shape P read in the order p, out dense): the rows whose output
    fast dim comes from a moved input dim can take tperms; one whose
