@@ -68,7 +68,8 @@ def main():
     same = [r for r in rows if r["var"] == r["avar"]]
     use_torch = not a.no_torch and copy is not None
     print(f"copy limit {copy} GB/s; {len(rows)} A/B rows, {len(changed)} changed, {len(same)} unchanged")
-    print(f"{'changed row':44} {'dtype':5} {'variant':15} {'default':>8} {'alt':>8} {'ratio':>7} {'torch':>7}  row says")
+    print(f"{'changed row':44} {'dtype':5} {'variant':15} {'default':>8} {'alt':>8} {'ratio':>7} "
+          f"{'torch':>7}  row says")
     counted = []
     for r in changed:
         x = float(r["x"])

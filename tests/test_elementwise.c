@@ -1744,10 +1744,13 @@ static int bits_layout(int i, view *in, view *out)
     case 1: *in = offset(read_in_order(2, S(257, 263), (const int[]){1, 0}, shape), 1); break;
     case 2: *in = read_in_order(2, S(256, 258), (const int[]){1, 0}, shape); break;
     case 3:
-        *in = *out = dense(2, S(300, 240));
+        *in = *out = dense(2, S(540, 240)); /* 540 rows: what a row's gap skips is read 2^16 later */
         in->strides[0] = 248;
         return 1;
-    case 4: *in = offset(permuted(3, S(9, 2, 4100), (const int[]){1, 0, 2}), 1); *out = dense(3, S(9, 2, 4100)); return 1;
+    case 4:
+        *in = offset(permuted(3, S(9, 2, 4100), (const int[]){1, 0, 2}), 1);
+        *out = dense(3, S(9, 2, 4100));
+        return 1;
     case 5: *in = read_in_order(3, S(17, 64, 64), (const int[]){0, 2, 1}, shape); break;
     case 6: *in = read_in_order(2, S(33, 2100), (const int[]){1, 0}, shape); break;
     case 7: *in = read_in_order(2, S(67, 1000), (const int[]){1, 0}, shape); break;
@@ -1808,8 +1811,9 @@ static void bits_fill(void *buf, kg_dtype dt, int64_t n)
    variants that ran. */
 static unsigned check_bits(kg_op op, kg_dtype dt)
 {
-    static const int t1[][2] = {{KG_EW_TUNE_ROWSV, 2},     {KG_EW_TUNE_ROWSV_MIN_BYTES, 64}, {KG_EW_TUNE_TPLANE_MIN_BYTES, 1},
-                                {KG_EW_TUNE_TCHUNK, 1},    {KG_EW_TUNE_TPERM_PAIR, 0},       {KG_EW_TUNE_TPERMW_FORM, 0}};
+    static const int t1[][2] = {{KG_EW_TUNE_ROWSV, 2},        {KG_EW_TUNE_ROWSV_MIN_BYTES, 64},
+                                {KG_EW_TUNE_TPLANE_MIN_BYTES, 1}, {KG_EW_TUNE_TCHUNK, 1},
+                                {KG_EW_TUNE_TPERM_PAIR, 0},     {KG_EW_TUNE_TPERMW_FORM, 0}};
     enum { NT = sizeof t1 / sizeof t1[0] };
     const size_t es = kg_dtype_size(dt);
     unsigned ran = 0;
