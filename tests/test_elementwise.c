@@ -3424,6 +3424,51 @@ Test(tperms, copies_2byte_pairs_by_rule_a, .init = setup, .fini = teardown, .tim
     cr_assert_gt(took, 0, "rule A took no case on %d multiprocessors", ctx->sm_count);
 }
 
+/* The planners behind elementwise::copies_of_2byte_floats_move_bits_in_every_variant's
+   forced runs, on its layouts (bits_layout) at the plan tests' addresses:
+   tperm square tiles and a tpx plan for the odd transpose (tperm, tperm2,
+   tperma, tperms), rowsv for the pitched rows (nd32v's, under
+   KG_EW_TUNE_ROWSV 2 from 64-byte rows) and for the rows kept in place
+   (by default), tplanev for the planes (planes from 1 byte), tslab for the
+   output rows of 33, tchunk for the 67 x 1000 transpose (KG_EW_TUNE_TCHUNK
+   1); f16 / bf16, f32 and f64 elements. */
+Test(bits_plan, bits_layouts_are_planned_by_the_copy_kernels)
+{
+    const size_t ess[3] = {2, 4, 8};
+    const kg_dtype dts[3] = {KG_BF16, KG_F32, KG_F64};
+    for (int di = 0; di < 3; di++) {
+        const size_t es = ess[di];
+        kg_layout L[BITS_LAYOUTS];
+        for (int li = 0; li < BITS_LAYOUTS; li++) {
+            view iv, ov;
+            bits_layout(li, &iv, &ov);
+            kg_tensor ta = tview(KT_DEV(0), dts[di], &iv), to = tview(KT_DEV(1 << 28), dts[di], &ov);
+            const kg_tensor *ins[1] = {&ta};
+            kg_layout_build(&L[li], &to, ins, 1);
+        }
+        const size_t tes[4] = {es, es, 0, 0};
+        kg_tperm tp, tw;
+        cr_assert(kg_ew_plan_tperm(&L[1], tes, &tp) && !tp.rect, "%zu-byte: layout 1, no square tperm plan", es);
+        cr_assert(es != 2 || kg_ew_plan_tpx(&L[1], &tw), "layout 1: no tpx plan");
+        kg_rowsv rv;
+        cr_assert(kg_ew_plan_rowsv(&L[4], es, 0, &rv), "%zu-byte: layout 4, no rowsv plan", es);
+        kg_tplane tq;
+        kg_tslab tz;
+        kg_tchunk tc;
+        size_t smem;
+        cr_assert(kg_ew_plan_tslab(&L[6], es, &tz, &smem), "%zu-byte: layout 6, no tslab plan", es);
+        const int was[4] = {kg_test_ew_tune(KG_EW_TUNE_ROWSV, 2), kg_test_ew_tune(KG_EW_TUNE_ROWSV_MIN_BYTES, 64),
+                            kg_test_ew_tune(KG_EW_TUNE_TPLANE_MIN_BYTES, 1), kg_test_ew_tune(KG_EW_TUNE_TCHUNK, 1)};
+        cr_assert(kg_ew_plan_rowsv(&L[3], es, 1, &rv), "%zu-byte: layout 3, no rowsv plan", es);
+        cr_assert(kg_ew_plan_tplane(&L[5], es, &tq, &smem), "%zu-byte: layout 5, no tplane plan", es);
+        cr_assert(kg_ew_plan_tchunk(&L[7], es, &tc, &smem), "%zu-byte: layout 7, no tchunk plan", es);
+        kg_test_ew_tune(KG_EW_TUNE_ROWSV, was[0]);
+        kg_test_ew_tune(KG_EW_TUNE_ROWSV_MIN_BYTES, was[1]);
+        kg_test_ew_tune(KG_EW_TUNE_TPLANE_MIN_BYTES, was[2]);
+        kg_test_ew_tune(KG_EW_TUNE_TCHUNK, was[3]);
+    }
+}
+
 /* kg_ew_tperms_ok on the perm bench's f32 rows (input a = a dense buffer of
    physical shape P read in the order p, out dense): the rows whose output
    fast dim comes from a moved input dim can take tperms; one whose
