@@ -1230,7 +1230,7 @@ static void reset_tile_tunings(void)
     static const int tv[][2] = {{KG_EW_TUNE_TPERM_WORDS, 2}, {KG_EW_TUNE_TPERM_RECT, 56}, {KG_EW_TUNE_TPERMA_BPS, 0},
                                 {KG_EW_TUNE_TPERM_FLAT, 1},  {KG_EW_TUNE_TPERMA, 2},      {KG_EW_TUNE_TPERMS, 2},
                                 {KG_EW_TUNE_TPERMW, 2},      {KG_EW_TUNE_TPERMW_FORM, 1}, {KG_EW_TUNE_TPERMW_BPS, 0},
-                                {KG_EW_TUNE_TPERMW_CW, 0}};
+                                {KG_EW_TUNE_TPERMW_CW, 0},   {KG_EW_TUNE_TPX_A, 1}};
     for (size_t i = 0; i < sizeof tv / sizeof tv[0]; i++)
         kg_test_ew_tune(tv[i][0], tv[i][1]);
 }
@@ -2193,15 +2193,21 @@ static kg_tensor tview(void *data, kg_dtype dt, const view *v)
 /* The layout of a copy of a dense buffer of shape P read in the order p
    (read_in_order) into a dense output, both of dtype dt, at the plan tests'
    device addresses: the input at KT_DEV(0), the output at KT_DEV(1 << 28). */
-static kg_layout copy_in_order_layout(int nd, const int64_t *P, const int *p, kg_dtype dt)
+static kg_layout copy_in_order_layout_at(int nd, const int64_t *P, const int *p, kg_dtype dt, int64_t in_off,
+                                         int64_t out_off)
 {
     int64_t shape[KG_MAX_DIMS];
-    const view a = read_in_order(nd, P, p, shape), o = dense(nd, shape);
+    const view a = offset(read_in_order(nd, P, p, shape), in_off), o = offset(dense(nd, shape), out_off);
     kg_tensor ta = tview(KT_DEV(0), dt, &a), to = tview(KT_DEV(1 << 28), dt, &o);
     const kg_tensor *ins[1] = {&ta};
     kg_layout L;
     kg_layout_build(&L, &to, ins, 1);
     return L;
+}
+
+static kg_layout copy_in_order_layout(int nd, const int64_t *P, const int *p, kg_dtype dt)
+{
+    return copy_in_order_layout_at(nd, P, p, dt, 0, 0);
 }
 
 Test(perm_plan, every_permutation_of_2_to_5_dims_covers_each_element_once)
@@ -3326,16 +3332,16 @@ Test(tperm_plan, tpx_where_it_measured_faster)
     }
 }
 
-/* Session 29's candidate rule A (kg_ew_tpx_a, KG_EW_TUNE_TPX_A 1; off by
-   default) on the perm bench's bf16 rows that round s28r1 measured (input
-   a = a dense buffer of physical shape P read in the order p, out dense),
-   at 132 multiprocessors (H100 SXM and H200: waves of 792 tpx tiles):
-   the four A rows named in runtime/elementwise.c and a sweep row take it;
-   its two losing classes do not (one c tile; c tiles of 64, the last
-   128-wide wave holding 4 tiles), nor do the rows s25r1 measured slower
-   (2.03 and 2.04 waves, a c axis 89.5% full), a plan in c tiles of 64, a
-   c axis 88.1% full, tperm2's tpx-by-default row and a j axis of 3 tiles.
-   Then the waves on other counts of multiprocessors. */
+/* Rule A (kg_ew_tpx_a, KG_EW_TUNE_TPX_A 1: the default since round
+   s29r1) on the perm bench's bf16 rows that rounds s28r1 and s29r1
+   measured (input a = a dense buffer of physical shape P read in the
+   order p, out dense), at 132 multiprocessors (H100 SXM and H200: waves of
+   792 tpx tiles): the four A rows named in runtime/elementwise.c and a
+   sweep row take it; its two losing classes do not (one c tile; c tiles
+   of 64, the last 128-wide wave holding 4 tiles), nor do the rows s25r1
+   measured slower (2.03 and 2.04 waves, a c axis 89.5% full), a plan in c
+   tiles of 64, a c axis 88.1% full, tperm2's tpx-by-default row and a j
+   axis of 3 tiles. Then the waves on other counts of multiprocessors. */
 Test(tperm_plan, tpx_a_where_rule_a_takes_it)
 {
     static const struct {
@@ -3358,7 +3364,9 @@ Test(tperm_plan, tpx_a_where_rule_a_takes_it)
         {3, {255, 387, 259}, {2, 0, 1}, 0},                     /* tperm2's (tpx by default) */
         {3, {115, 1041, 183}, {0, 2, 1}, 0},                    /* 3 j tiles */
     };
-    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TPX_A, 0), 0, "KG_EW_TUNE_TPX_A's default");
+    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TPX_A, 1), 1, "KG_EW_TUNE_TPX_A's default (on since s29r1)");
+    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TPX_A, -1), 1);
+    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TPX_A, 1), 1, "KG_EW_TUNE_TPX_A out of range: not the default");
     const size_t es[4] = {2, 2, 0, 0};
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, KG_BF16);
@@ -3368,6 +3376,12 @@ Test(tperm_plan, tpx_a_where_rule_a_takes_it)
         cr_assert_eq(kg_ew_tpx_a(&tp, &tw, 132), cs[i].want, "case %zu (tpx %u x %u tiles of %u, %u in all)", i,
                      tw.tiles_c, tw.tiles_j, tw.rc, tw.tiles);
         cr_assert(!(cs[i].want && kg_ew_tpx_by_default(&tp, &tw)), "case %zu: already tpx by default", i);
+        /* the same answer with the input and the output one element off
+           (the f16 runs of tperms::copies_2byte_pairs_by_rule_a) */
+        const kg_layout L1 = copy_in_order_layout_at(cs[i].nd, cs[i].P, cs[i].p, KG_F16, 1, 1);
+        kg_tperm tp1, tw1;
+        cr_assert(kg_ew_plan_tperm(&L1, es, &tp1) && kg_ew_plan_tpx(&L1, &tw1), "case %zu, one off: no plans", i);
+        cr_assert_eq(kg_ew_tpx_a(&tp1, &tw1, 132), cs[i].want, "case %zu, one off", i);
     }
     /* 2053 x 8191^T: 2261 tiles; waves of 6 blocks on n multiprocessors */
     static const int sms[][2] = {{100, 1}, {132, 1}, {160, 1}, {180, 0}, {188, 0}, {189, 0}, {0, 0}};
@@ -3379,14 +3393,72 @@ Test(tperm_plan, tpx_a_where_rule_a_takes_it)
         cr_assert_eq(kg_ew_tpx_a(&tp, &tw, sms[i][0]), sms[i][1], "%d multiprocessors", sms[i][0]);
 }
 
-/* Session 29's candidate rule A (KG_EW_TUNE_TPX_A 1, the other tunings
-   the defaults): the perm bench's bf16 rows that round s28r1 measured and
-   a sweep row (input a = a dense buffer of physical shape P read in the
-   order p, out dense), the tpx kernel where kg_ew_tpx_a takes the copy on
-   this GPU's multiprocessors (the rows it takes on 132), tperma where it
-   does not (its two losing classes); bf16 aligned, f16 on three of them
-   with the input and the output one element off. Bits exact against the
-   reference on every element. */
+/* One copy of 2-byte elements (dtype dt) from the view a of a buffer to
+   the view o of another, by the default choice; every output element's
+   bits against its input element's. The input holds arbitrary bits (a
+   hash of the position and a seed: NaNs of every payload among them),
+   never 0xffff, the output's poison, so an unwritten element fails. The
+   check walks the output in row-major order with the input's position
+   kept by its strides (no reference values: a copy's want is the input's
+   bits), so copies of 3e7 elements take well under a second of CPU each.
+   Returns the variant that ran. */
+static int copy_2byte_bits(const view *a, const view *o, kg_dtype dt)
+{
+    const int64_t an = storage(a), on = storage(o), n = numel(o);
+    uint16_t *hin = malloc((size_t)an * 2), *hout = malloc((size_t)on * 2);
+    cr_assert(hin && hout);
+    const uint64_t seed = rng++ * 0x9E3779B97F4A7C15ull;
+    for (int64_t i = 0; i < an; i++) {
+        uint64_t z = seed + (uint64_t)i * 0xBF58476D1CE4E5B9ull;
+        z ^= z >> 31;
+        z *= 0x94D049BB133111EBull;
+        const uint16_t h = (uint16_t)(z >> 40);
+        hin[i] = h == 0xffff ? 0xfffe : h;
+    }
+    void *din = kt_alloc(ctx, (size_t)an * 2), *dout = kt_alloc(ctx, (size_t)on * 2);
+    kt_upload(ctx, din, hin, (size_t)an * 2);
+    KT_OK(ctx, kg_memset(ctx, dout, 0xff, (size_t)on * 2));
+    const kg_tensor ta = tview(din, dt, a), to = tview(dout, dt, o);
+    const kg_tensor *ins[3] = {&ta, &ta, &ta};
+    KT_OK(ctx, kg_elementwise(ctx, KG_OP_COPY, &to, ins, 1));
+    KT_OK(ctx, kg_sync(ctx));
+    const int used = kg_test_last_ew_variant(ctx);
+    kt_download(ctx, hout, dout, (size_t)on * 2);
+    const int nd = o->ndim;
+    int64_t idx[KG_MAX_DIMS] = {0}, ia = a->offset, io = o->offset;
+    for (int64_t e = 0; e < n; e++) {
+        if (hout[io] != hin[ia])
+            cr_assert_fail("%s copy, variant %d, element %lld: bits %#x, want the input's %#x", kg_dtype_name(dt),
+                           used, (long long)e, hout[io], hin[ia]);
+        for (int d = nd - 1; d >= 0; d--) {
+            ia += a->strides[d];
+            io += o->strides[d];
+            if (++idx[d] < o->shape[d])
+                break;
+            ia -= idx[d] * a->strides[d];
+            io -= idx[d] * o->strides[d];
+            idx[d] = 0;
+        }
+    }
+    KT_OK(ctx, kg_free(ctx, din));
+    KT_OK(ctx, kg_free(ctx, dout));
+    free(hin);
+    free(hout);
+    return used;
+}
+
+/* Rule A by the default choice (the default tunings: KG_EW_TUNE_TPX_A 1
+   since round s29r1): the perm bench's bf16 rows that rounds s28r1 and
+   s29r1 measured and two sweep rows (input a = a dense buffer of physical
+   shape P read in the order p, out dense), the tpx kernel where kg_ew_tpx_a
+   takes the copy on this GPU's multiprocessors (the rows it takes on 132),
+   tperma where it does not (its two losing classes); then 6007x5003^T with
+   KG_EW_TUNE_TPX_A 0 (the knob that turns A off: tperma). bf16 aligned,
+   f16 on three rows with the input and the output one element off. Bits
+   exact on every element (copy_2byte_bits: about 2.7e8 elements, well
+   under a minute; in s29r1 the same rows through run_case, whose
+   per-element reference and index arithmetic cost about 0.1 us an
+   element on the CPU, ran past the round's 45 s). */
 Test(tperms, copies_2byte_pairs_by_rule_a, .init = setup, .fini = teardown, .timeout = 600)
 {
     static const struct {
@@ -3400,27 +3472,29 @@ Test(tperms, copies_2byte_pairs_by_rule_a, .init = setup, .fini = teardown, .tim
         {5, {119, 9, 31, 31, 31}, {3, 4, 2, 1, 0}, 1}, {4, {33, 64, 95, 91}, {3, 2, 0, 1}, 0},
     };
     reset_tile_tunings(); /* the defaults */
-    kg_test_ew_tune(KG_EW_TUNE_TPX_A, 1);
     const size_t es[4] = {2, 2, 0, 0};
     int took = 0;
-    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
-        const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, KG_BF16);
+    for (size_t i = 0; i <= sizeof cs / sizeof cs[0]; i++) {
+        const int off = i == sizeof cs / sizeof cs[0]; /* last: row 0 with rule A off */
+        const size_t r = off ? 0 : i;
+        const kg_layout L = copy_in_order_layout(cs[r].nd, cs[r].P, cs[r].p, KG_BF16);
         kg_tperm tp, tw;
-        cr_assert(kg_ew_plan_tperm(&L, es, &tp) && kg_ew_plan_tpx(&L, &tw), "case %zu: no plans", i);
-        const int want = kg_ew_tpx_a(&tp, &tw, ctx->sm_count);
+        cr_assert(kg_ew_plan_tperm(&L, es, &tp) && kg_ew_plan_tpx(&L, &tw), "case %zu: no plans", r);
+        const int want = !off && kg_ew_tpx_a(&tp, &tw, ctx->sm_count);
         took += want;
-        for (int k = 0; k < 1 + cs[i].f16; k++) {
-            unsigned ran = 0;
+        if (off)
+            kg_test_ew_tune(KG_EW_TUNE_TPX_A, 0);
+        for (int k = 0; k < 1 + (!off && cs[r].f16); k++) {
             int64_t shape[KG_MAX_DIMS];
-            const view a = read_in_order(cs[i].nd, cs[i].P, cs[i].p, shape), o = dense(cs[i].nd, shape);
-            ew_case c = {"tpx by rule A", 1, {offset(a, k), o, o}, offset(o, k), -1, FILL_MIXED, 0};
+            const view a = read_in_order(cs[r].nd, cs[r].P, cs[r].p, shape), o = dense(cs[r].nd, shape);
+            const view ak = offset(a, k), ok = offset(o, k);
             const kg_dtype dt = k ? KG_F16 : KG_BF16;
-            run_case(KG_OP_COPY, dt, dt, &c, &ran);
-            cr_assert_eq(ran, 1u << (want ? KG_EW_TPERMS : KG_EW_TPERMA), "%s case %zu: variants %#x, want %s",
-                         kg_dtype_name(dt), i, ran, want ? "tperms" : "tperma");
+            const int used = copy_2byte_bits(&ak, &ok, dt);
+            cr_assert_eq(used, want ? KG_EW_TPERMS : KG_EW_TPERMA, "%s case %zu%s: variant %d, want %s",
+                         kg_dtype_name(dt), r, off ? " (rule A off)" : "", used, want ? "tperms" : "tperma");
         }
     }
-    kg_test_ew_tune(KG_EW_TUNE_TPX_A, 0);
+    reset_tile_tunings();
     cr_assert_gt(took, 0, "rule A took no case on %d multiprocessors", ctx->sm_count);
 }
 
