@@ -23,7 +23,7 @@
  * KG_EW_ROWSV_MIN_BYTES, KG_EW_TPLANE, KG_EW_TPLANE_MIN_BYTES, KG_EW_TSLAB, KG_EW_TSLAB_BYTES,
  * KG_EW_GATHER_ROT, KG_EW_TCHUNK, KG_EW_TCHUNK_CQ, KG_EW_TCHUNK_TPB, KG_EW_DENSE_VPT,
  * KG_EW_DENSE_THREADS, KG_EW_TPERMA, KG_EW_TPERMS, KG_EW_TPERMA_BPS, KG_EW_TPERMW, KG_EW_TPERMW_FORM,
- * KG_EW_TPERMW_BPS, KG_EW_TPERMW_CW. KG_EW_BENCH_PROFILE="dtype:name;..."
+ * KG_EW_TPERMW_BPS, KG_EW_TPERMW_CW, KG_EW_TPX_A. KG_EW_BENCH_PROFILE="dtype:name;..."
  * launches only the named permutation cases, once each (for a profiler; with KG_EW_BENCH_PERM_ONLY=1).
  * KG_EW_BENCH_CASES="dtype:name;...": only those permutation cases, timed (no offsets rows).
  * KG_EW_BENCH_DTYPE=bf16: only the permutation cases of that dtype.
@@ -280,7 +280,8 @@ static const struct {
              {"KG_EW_TPERMW", KG_EW_TUNE_TPERMW},
              {"KG_EW_TPERMW_FORM", KG_EW_TUNE_TPERMW_FORM},
              {"KG_EW_TPERMW_BPS", KG_EW_TUNE_TPERMW_BPS},
-             {"KG_EW_TPERMW_CW", KG_EW_TUNE_TPERMW_CW}};
+             {"KG_EW_TPERMW_CW", KG_EW_TUNE_TPERMW_CW},
+             {"KG_EW_TPX_A", KG_EW_TUNE_TPX_A}};
 
 /* KG_EW_BENCH_ALT="KG_EW_TPERM_JFIRST=1,KG_EW_ROWSV=2": each permutation case
    (default choice) is timed twice with the tunings as set and twice with

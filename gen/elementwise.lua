@@ -85,7 +85,16 @@ function M.generate(G)
         order[#order + 1] = group
       end
       local g = groups[group]
-      g[#g + 1] = { name = fname, out = out, inputs = inputs, body = body, vec = vec, opi = opi, desc = desc }
+      -- raw: copies and identity casts of f16 / bf16 return their input's
+      -- storage as it is (every variant, every module): the body's round
+      -- trip through f32 would turn a NaN into the canonical one (sign and
+      -- payload lost). f32 / f64 bodies are a plain move (no conversion
+      -- instruction) and integer ones round-trip exactly, so they keep the
+      -- body (tests/test_elementwise.c checks the bits of every dtype).
+      local raw = #inputs == 1 and inputs[1].dt.name == out.name and dt.kind == "float" and
+                  dt.storage ~= dt.compute and (fname:match("^kg_copy_") ~= nil or fname:match("^kg_cast_") ~= nil)
+      g[#g + 1] = { name = fname, out = out, inputs = inputs, body = body, vec = vec, opi = opi, desc = desc,
+                    raw = raw }
     end
     for _, op in ipairs(ops) do
       if accepts(op, dt) then

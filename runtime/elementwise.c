@@ -343,6 +343,48 @@ KG_API int kg_ew_tpx_by_default(const kg_tperm *tp, const kg_tperm *tw)
            (int64_t)tw->n[KG_TP_J] * 5 >= (int64_t)tw->tiles_j * KG_TPX_TJ * 4;
 }
 
+/* Rule A (KG_EW_TUNE_TPX_A; 1, the default since round s29r1; 0 off):
+   the second form (tpx) also on copies that the default choice runs by
+   tperma (kg_ew_tperma_by_default, under KG_EW_TUNE_TPERMA 2), where
+   kg_ew_tpx_a: tpx's plan in c tiles of KG_TPX_CW, at least 2 of them and
+   at least 16 j tiles, both axes' tiles at least 90% full, more than 2
+   waves of 6 blocks per SM, the last empty or at least a quarter full.
+   Session 26's A, narrowed. Round s28r1 (NVIDIA H100 80GB HBM3,
+   2026-12-05, same process, best of 3 interleaved, % of copy, tperma /
+   tpx) measured A (without the 2-c-tile clause) and B (the
+   same in c tiles of 64 where 128 fails A): 34 bf16 rows changed, 32
+   faster (x1.025-1.438), two slower, and both losing classes keep tperma:
+   [33,64,95,91] p3.2.0.1 (x0.952) was B's (c tiles of 64: 33 x 140 tiles;
+   in 128 its last wave holds 4 of 792 tiles), so A takes c tiles of
+   KG_TPX_CW only; 119x9x31x31x31 p3.4.2.1.0 (x0.977) was the one A row
+   whose c axis is a single tile (the output's dim 0, 119 positions,
+   unfolded: every block stores the same 119-position rows, 93% of its c
+   side), so A wants at least 2 c tiles (that clause rests on that one
+   measured row, not a model). The waves: tpx's tiles are 128 x 62
+   positions against tperma's 64 x 64, half as many blocks, so a thin last
+   wave (or fewer than 3) idles more of the GPU than tperma's (4097x3001^T,
+   2.04 waves, lost x0.90 in s25r1 and is left out). Round s29r1 (NVIDIA
+   H100 80GB HBM3, 2026-12-05, same process, best of 3 interleaved, % of
+   copy, tperma / tpx) measured the narrowed A: faster on all 15 bf16 rows
+   it changes, x1.058-1.306 (6007x5003^T 59.3 / 74.8, [1999,5,2053] p2.1.0
+   53.9 / 66.8, [7,2053,1999] p0.2.1 61.5 / 78.8, 2053x8191^T 58.2 / 69.2,
+   1463x10221^T 59.0 / 62.4, the lowest), the 171 rows it leaves x0.978-
+   1.013 (the noise), the seeded sweeps' worst case 53.6% both ways; so
+   it is the default. tp is main's tperm plan, tw tpx's. */
+static int tpx_a_mode = 1;
+
+KG_API int kg_ew_tpx_a(const kg_tperm *tp, const kg_tperm *tw, int sm_count)
+{
+    if (!kg_ew_tperma_by_default(tp) || tw->words != 2 || tw->rc != KG_TPX_CW || tw->tiles_c < 2 ||
+        tw->tiles_j < 16 || sm_count <= 0)
+        return 0;
+    if ((int64_t)tw->n[KG_TP_C] * 10 < (int64_t)tw->tiles_c * KG_TPX_CW * 9 ||
+        (int64_t)tw->n[KG_TP_J] * 10 < (int64_t)tw->tiles_j * KG_TPX_TJ * 9)
+        return 0;
+    const int64_t wave = 6 * (int64_t)sm_count, tiles = tw->tiles, last = tiles % wave;
+    return tiles > 2 * wave && (last == 0 || 4 * last >= wave);
+}
+
 /* which form of the 2-byte <op>_tperms runs where it runs
    (KG_EW_TUNE_TPERMW_FORM): 1 (the default since s25r1: tpermw_mode 2
    runs it where kg_ew_tpx_by_default) element pairs made in registers
@@ -1419,7 +1461,8 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
              (force < 0 && tpermw_mode == 1 && !tp.rect && (!tp.words || tpermw_form)) ||
              (force < 0 && tpermw_mode == 2 && tpermw_form && tperm_mode == 0 && !tp.rect && !tp.words)) &&
             (tpermw_form ? kg_ew_plan_tpx(&L, &tw) : kg_ew_plan_tpw(&L, &tw)) &&
-            (force == KG_EW_TPERMS || tpermw_mode == 1 || kg_ew_tpx_by_default(&tp, &tw))) {
+            (force == KG_EW_TPERMS || tpermw_mode == 1 || kg_ew_tpx_by_default(&tp, &tw) ||
+             (tpx_a_mode && tpermw_form && tperma_mode == 2 && kg_ew_tpx_a(&tp, &tw, ctx->sm_count)))) {
             void *wargs[] = {&p, &tw};
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPERMS;
             st = kg_launch(ctx, tperm_k + 7, (dim3){tw.tiles, 1, 1}, threads, wargs,
@@ -1510,6 +1553,7 @@ static const struct {
     {KG_EW_TUNE_TPERMW_FORM, &tpermw_form, 0, 1, 0},
     {KG_EW_TUNE_TPERMW_BPS, &tpermw_bps, 0, 6, 0},
     {KG_EW_TUNE_TPERMW_CW, &tpermw_cw, 0, 128, 0},
+    {KG_EW_TUNE_TPX_A, &tpx_a_mode, 0, 1, 1},
 };
 
 int kg_test_ew_tune(int what, int value)

@@ -82,6 +82,14 @@ KG_API int kg_ew_plan_tpx(const kgi_layout *L, kg_tperm *o);
    tw's tiles are at least 80% full along both axes (H200 run s25r1, in
    runtime/elementwise.c) */
 KG_API int kg_ew_tpx_by_default(const kg_tperm *tp, const kg_tperm *tw);
+/* Rule A (the default since round s29r1; KG_EW_TUNE_TPX_A 0 turns it
+   off): 1 where the second form also takes a copy that the default choice runs by
+   <op>_tperma (kg_ew_tperma_by_default(tp)), its kg_ew_plan_tpx plan tw in
+   c tiles of KG_TPX_CW, at least 2 of them and at least 16 j tiles, both
+   axes' tiles at least 90% full, more than 2 waves of 6 blocks on each of
+   sm_count multiprocessors with the last wave empty or at least a quarter
+   full (the reasons in runtime/elementwise.c) */
+KG_API int kg_ew_tpx_a(const kg_tperm *tp, const kg_tperm *tw, int sm_count);
 
 /* 1 when the default choice runs <op>_tperma for a copy of 2-byte
    elements planned as tp (square tiles, no word pairs; the measured rule
@@ -252,7 +260,11 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_TPERMW_BPS: the second form's blocks a multiprocessor, 4 or
      5 (held by dynamic shared memory); 0 (the default) as compiled (6);
    KG_EW_TUNE_TPERMW_CW: the second form's c tiles, 64 or 128 positions; 0
-     (the default) kg_ew_plan_tpx's choice.
+     (the default) kg_ew_plan_tpx's choice;
+   KG_EW_TUNE_TPX_A: 1 (the default since round s29r1) the second form
+     also where kg_ew_tpx_a takes a copy that the default choice would run
+     by <op>_tperma (under KG_EW_TUNE_TPERMW 2, KG_EW_TUNE_TPERMW_FORM 1
+     and KG_EW_TUNE_TPERMA 2); 0 not (tperma keeps it).
    Returns the setting's value before the call (0 for an unknown what). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,
@@ -291,7 +303,8 @@ enum {
     KG_EW_TUNE_TPERMW,
     KG_EW_TUNE_TPERMW_FORM,
     KG_EW_TUNE_TPERMW_BPS,
-    KG_EW_TUNE_TPERMW_CW
+    KG_EW_TUNE_TPERMW_CW,
+    KG_EW_TUNE_TPX_A
 };
 KG_API int kg_test_ew_tune(int what, int value);
 

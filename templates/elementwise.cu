@@ -24,10 +24,14 @@ struct $(f.name) {
 @  for j = 1, 3 do params[j] = f.inputs[j] and ("in" .. (j - 1) .. "_t " .. f.inputs[j].name .. "_") or ("in" .. (j - 1) .. "_t") end
     static __device__ __forceinline__ out_t apply($(table.concat(params, ", ")))
     {
-@  for j, inp in ipairs(f.inputs) do
+@  if f.raw then
+        return $(f.inputs[1].name)_; /* a copy: the bits as they are (no round trip through float) */
+@  else
+@   for j, inp in ipairs(f.inputs) do
         const $(inp.via or inp.dt.compute) $(inp.name) = ($(inp.via or inp.dt.compute))($(string.format(inp.dt.load, inp.name .. "_")));
-@  end
+@   end
         return $(f.body);
+@  end
     }
 };
 @  for _, v in ipairs(variants) do

@@ -92,6 +92,35 @@ static int64_t storage(const view *v)
 
 enum fill { FILL_MIXED, FILL_NAN3 };
 
+/* A NaN of dtype dt (float) with r's sign and payload bits (quiet or
+   signalling, the payload never 0) at element i: copies must move it as
+   it is (run_case compares their bits) */
+static void set_nan_bits(void *buf, kg_dtype dt, int64_t i, uint64_t r)
+{
+    switch (dt) {
+    case KG_F32: {
+        uint32_t u = 0x7f800000u | ((uint32_t)r & 0x807fffffu);
+        ((uint32_t *)buf)[i] = (u & 0x007fffffu) ? u : u | 1u;
+        break;
+    }
+    case KG_F64: {
+        uint64_t u = 0x7ff0000000000000ull | (r & 0x800fffffffffffffull);
+        ((uint64_t *)buf)[i] = (u & 0x000fffffffffffffull) ? u : u | 1u;
+        break;
+    }
+    case KG_F16: {
+        uint16_t u = (uint16_t)(0x7c00u | ((uint32_t)r & 0x83ffu));
+        ((uint16_t *)buf)[i] = (u & 0x03ffu) ? u : (uint16_t)(u | 1u);
+        break;
+    }
+    default: { /* bf16 */
+        uint16_t u = (uint16_t)(0x7f80u | ((uint32_t)r & 0x807fu));
+        ((uint16_t *)buf)[i] = (u & 0x007fu) ? u : (uint16_t)(u | 1u);
+        break;
+    }
+    }
+}
+
 static void fill(void *buf, kg_dtype dt, int64_t n, enum fill how, uint64_t *rng)
 {
     static const double fspecial[] = {0,
@@ -114,9 +143,10 @@ static void fill(void *buf, kg_dtype dt, int64_t n, enum fill how, uint64_t *rng
         const uint64_t r = kt_next(rng);
         if (kt_is_float(dt)) {
             double x;
-            if (how == FILL_NAN3 && i % 3 == 0)
-                x = NAN;
-            else if (r % 3 == 0) {
+            if (how == FILL_NAN3 && i % 3 == 0) {
+                set_nan_bits(buf, dt, i, r >> 7);
+                continue;
+            } else if (r % 3 == 0) {
                 const uint64_t k = (r >> 8) % (sizeof fspecial / sizeof fspecial[0] + 2);
                 const double big = dt == KG_F16 ? 13437.7 : 1e20;
                 x = k < sizeof fspecial / sizeof fspecial[0] ? fspecial[k] : (k % 2 ? big : -big);
@@ -224,7 +254,8 @@ static value ref_op(kg_op op, kg_dtype dt, kg_dtype out_dt, const kg_op_info *in
    catalogue's expression on the loaded values (f16/bf16 in f32, exactly) and
    store with __float2half_rn / __float2bfloat16_rn / __double2half /
    __double2bfloat16 / a plain conversion (gen/elementwise.lua cast_plan,
-   gen/dtypes.lua), all round to nearest even; copies may move bits. */
+   gen/dtypes.lua), all round to nearest even. Copies and identity casts
+   move bits: run_case compares their raw bits besides (moves_bits). */
 static int exact_op(kg_op op, kg_dtype out_dt)
 {
     switch (op) {
@@ -247,7 +278,9 @@ static int exact_op(kg_op op, kg_dtype out_dt)
 /* Element i of buf (dtype dt) against want, the reference already rounded
    to dt: bit for bit when `exact` (so -0 is not +0 and one ulp is a
    failure), with any NaN matching any NaN (the README documents no NaN
-   payload); else within rtol/atol (kt_close). */
+   payload for computed results; copies and identity casts are compared
+   bit for bit with their input by run_case, moves_bits); else within
+   rtol/atol (kt_close). */
 static int float_matches(const void *buf, kg_dtype dt, int64_t i, double want, int exact, double rtol, double atol)
 {
     const double got = kt_get(buf, dt, i);
@@ -321,6 +354,21 @@ Test(compare, exact_results_are_bits_and_bools_are_0_or_1)
 }
 
 /* ---- one case: upload, run each variant, compare every element ------------ */
+
+/* 1 where op over dt -> out_dt moves its input's bits (README "cast":
+   copies and identity casts; bool aside, whose copy stores 0 or 1) */
+static int moves_bits(kg_op op, kg_dtype dt, kg_dtype out_dt)
+{
+    return (op == KG_OP_COPY || op == KG_OP_CAST) && dt == out_dt && dt != KG_BOOL;
+}
+
+/* The raw bits of element i of a buffer of es-byte elements */
+static uint64_t raw_bits(const void *buf, size_t es, int64_t i)
+{
+    uint64_t u = 0;
+    memcpy(&u, (const char *)buf + (size_t)i * es, es);
+    return u;
+}
 
 typedef struct {
     const char *what;
@@ -406,7 +454,7 @@ static void run_case(kg_op op, kg_dtype dt, kg_dtype out_dt, const ew_case *c, u
     kt_tolerance(kt_is_float(dt) ? dt : out_dt, &rtol, &atol);
     if (op == KG_OP_CAST)
         kt_tolerance(out_dt, &rtol, &atol);
-    const int exact = exact_op(op, out_dt);
+    const int exact = exact_op(op, out_dt), bits = moves_bits(op, dt, out_dt);
     const int64_t n = numel(ov);
     const int nv = c->all_variants ? KG_EW_VARIANT_COUNT : 1;
     for (int vi = 0; vi < nv; vi++) {
@@ -438,6 +486,12 @@ static void run_case(kg_op op, kg_dtype dt, kg_dtype out_dt, const ew_case *c, u
                 }
             }
             const value want = ref_op(op, dt, out_dt, info, host, at);
+            if (bits && raw_bits(ohost, oes, oat) != raw_bits(host[0], oes, at[0]))
+                cr_assert_fail("%s %s->%s, case %s, variant %d, element %lld: bits %#llx, want the input's %#llx "
+                               "(seed %llu)",
+                               info->name, kg_dtype_name(dt), kg_dtype_name(out_dt), c->what, used, (long long)e,
+                               (unsigned long long)raw_bits(ohost, oes, oat),
+                               (unsigned long long)raw_bits(host[0], oes, at[0]), (unsigned long long)kt_seed());
             if (want.is_float) {
                 const double got = kt_get(ohost, out_dt, oat);
                 if (!float_matches(ohost, out_dt, oat, want.f, exact, rtol, atol)) {
@@ -1176,7 +1230,7 @@ static void reset_tile_tunings(void)
     static const int tv[][2] = {{KG_EW_TUNE_TPERM_WORDS, 2}, {KG_EW_TUNE_TPERM_RECT, 56}, {KG_EW_TUNE_TPERMA_BPS, 0},
                                 {KG_EW_TUNE_TPERM_FLAT, 1},  {KG_EW_TUNE_TPERMA, 2},      {KG_EW_TUNE_TPERMS, 2},
                                 {KG_EW_TUNE_TPERMW, 2},      {KG_EW_TUNE_TPERMW_FORM, 1}, {KG_EW_TUNE_TPERMW_BPS, 0},
-                                {KG_EW_TUNE_TPERMW_CW, 0}};
+                                {KG_EW_TUNE_TPERMW_CW, 0},   {KG_EW_TUNE_TPX_A, 1}};
     for (size_t i = 0; i < sizeof tv / sizeof tv[0]; i++)
         kg_test_ew_tune(tv[i][0], tv[i][1]);
 }
@@ -1668,6 +1722,216 @@ Test(tchunk, copies_by_tiles_of_aligned_chunks, .init = setup, .fini = teardown,
     force_variant = -1;
 }
 
+/* ---- copies move bits, in every variant ------------------------------------ */
+
+/* The layouts of elementwise::copies_of_2byte_floats_move_bits_in_every_variant,
+   each reading at least 65536 consecutive storage positions of its input
+   (every residue mod 65536: bits_layouts_read_every_pattern checks it on
+   the CPU), picked for the variants that serve them: a contiguous range
+   (dense), odd and even 2-d transposes with the input one element off or
+   aligned (perm, permf, tile, nd32, nd64, rows, tperm / tperm2 with and
+   without word pairs, tperma, tperms by words and by pairs, tchunk), rows
+   of a wider pitch (nd32v, rowsv from rows of 64 bytes), rows of 8200
+   bytes kept in place under swapped outer dims, one element off (rowsv),
+   planes transposed (tplanev) and output rows of 33 (tslab). */
+enum { BITS_LAYOUTS = 8 };
+
+static int bits_layout(int i, view *in, view *out)
+{
+    int64_t shape[KG_MAX_DIMS];
+    switch (i) {
+    case 0: *in = *out = dense(1, S(65541)); return 1;
+    case 1: *in = offset(read_in_order(2, S(257, 263), (const int[]){1, 0}, shape), 1); break;
+    case 2: *in = read_in_order(2, S(256, 258), (const int[]){1, 0}, shape); break;
+    case 3:
+        *in = *out = dense(2, S(540, 240)); /* 540 rows: what a row's gap skips is read 2^16 later */
+        in->strides[0] = 248;
+        return 1;
+    case 4:
+        *in = offset(permuted(3, S(9, 2, 4100), (const int[]){1, 0, 2}), 1);
+        *out = dense(3, S(9, 2, 4100));
+        return 1;
+    case 5: *in = read_in_order(3, S(17, 64, 64), (const int[]){0, 2, 1}, shape); break;
+    case 6: *in = read_in_order(2, S(33, 2100), (const int[]){1, 0}, shape); break;
+    case 7: *in = read_in_order(2, S(67, 1000), (const int[]){1, 0}, shape); break;
+    default: return 0;
+    }
+    *out = dense(in->ndim, shape);
+    return 1;
+}
+
+/* The storage positions view v reads, in the output's row-major order, into
+   pos (numel(v) of them) */
+static void view_positions(const view *v, int64_t *pos)
+{
+    int64_t idx[KG_MAX_DIMS] = {0};
+    const int64_t n = numel(v);
+    for (int64_t e = 0; e < n; e++) {
+        int64_t at = v->offset;
+        for (int d = 0; d < v->ndim; d++)
+            at += idx[d] * v->strides[d];
+        pos[e] = at;
+        for (int d = v->ndim - 1; d >= 0; d--) {
+            if (++idx[d] < v->shape[d])
+                break;
+            idx[d] = 0;
+        }
+    }
+}
+
+/* The input's element at storage position s: for 2-byte types the pattern
+   s * 40503 mod 2^16 (a bijection of the residues, so a layout reading
+   65536 consecutive positions puts every pattern through); for f32 / f64
+   three NaNs in four of every sign and payload, quiet and signalling, the
+   fourth any bits */
+static void bits_fill(void *buf, kg_dtype dt, int64_t n)
+{
+    uint64_t r = 0x5eed0000u;
+    for (int64_t s = 0; s < n; s++) {
+        const uint64_t h = kt_next(&r);
+        if (kg_dtype_size(dt) == 2)
+            ((uint16_t *)buf)[s] = (uint16_t)((uint64_t)s * 40503u);
+        else if (s % 4 != 3)
+            set_nan_bits(buf, dt, s, h);
+        else if (dt == KG_F32)
+            ((uint32_t *)buf)[s] = (uint32_t)h;
+        else
+            ((uint64_t *)buf)[s] = h;
+    }
+}
+
+/* Runs op (copy, or the identity cast) over dt on every layout, each under
+   the runtime's own choice and forced to every variant (the kg_ew_variant
+   ones and the tperm kernels': tperm, rowsv, tplanev, tslab, tchunk,
+   tperma, tperms), first with the default tunings, then with rowsv from
+   rows of 64 bytes (KG_EW_TUNE_ROWSV 2), tplanev from planes of 1 byte,
+   tchunk allowed, one tile a pass in tperm (KG_EW_TUNE_TPERM_PAIR 0) and
+   the word form of the 2-byte tperms (KG_EW_TUNE_TPERMW_FORM 0); compares
+   every output element's bits with its input element's. Returns the
+   variants that ran. */
+static unsigned check_bits(kg_op op, kg_dtype dt)
+{
+    static const int t1[][2] = {{KG_EW_TUNE_ROWSV, 2},        {KG_EW_TUNE_ROWSV_MIN_BYTES, 64},
+                                {KG_EW_TUNE_TPLANE_MIN_BYTES, 1}, {KG_EW_TUNE_TCHUNK, 1},
+                                {KG_EW_TUNE_TPERM_PAIR, 0},     {KG_EW_TUNE_TPERMW_FORM, 0}};
+    enum { NT = sizeof t1 / sizeof t1[0] };
+    const size_t es = kg_dtype_size(dt);
+    unsigned ran = 0;
+    int runs = 0;
+    for (int li = 0; li < BITS_LAYOUTS; li++) {
+        view iv, ov;
+        bits_layout(li, &iv, &ov);
+        const int64_t in_n = storage(&iv), on = storage(&ov), n = numel(&ov);
+        void *host = malloc((size_t)in_n * es), *ohost = malloc((size_t)on * es);
+        int64_t *ipos = malloc((size_t)n * sizeof *ipos), *opos = malloc((size_t)n * sizeof *opos);
+        cr_assert(host && ohost && ipos && opos);
+        bits_fill(host, dt, in_n);
+        view_positions(&iv, ipos);
+        view_positions(&ov, opos);
+        void *idev = kt_alloc(ctx, (size_t)in_n * es), *odev = kt_alloc(ctx, (size_t)on * es);
+        kt_upload(ctx, idev, host, (size_t)in_n * es);
+        kg_tensor a = kg_tensor_contiguous((char *)idev + iv.offset * (int64_t)es, dt, iv.ndim, iv.shape);
+        kg_tensor o = kg_tensor_contiguous((char *)odev + ov.offset * (int64_t)es, dt, ov.ndim, ov.shape);
+        memcpy(a.strides, iv.strides, sizeof a.strides);
+        memcpy(o.strides, ov.strides, sizeof o.strides);
+        for (int tu = 0; tu < 2; tu++) {
+            int was[NT];
+            if (tu)
+                for (int k = 0; k < NT; k++)
+                    was[k] = kg_test_ew_tune(t1[k][0], t1[k][1]);
+            for (int force = -1; force <= KG_EW_TPERMS; force++) {
+                const int poison = runs++ % 2 ? 0x5a : 0xff; /* each poison is one pattern: two of them */
+                KT_OK(ctx, kg_memset(ctx, odev, poison, (size_t)on * es));
+                kg_test_force_ew_variant(ctx, force);
+                const kg_tensor *ins[1] = {&a};
+                KT_OK(ctx, kg_elementwise(ctx, op, &o, ins, 1));
+                KT_OK(ctx, kg_sync(ctx));
+                const int used = kg_test_last_ew_variant(ctx);
+                ran |= 1u << used;
+                kt_download(ctx, ohost, odev, (size_t)on * es);
+                for (int64_t e = 0; e < n; e++)
+                    if (raw_bits(ohost, es, opos[e]) != raw_bits(host, es, ipos[e]))
+                        cr_assert_fail("%s %s, layout %d, forced %d, tunings %d, variant %d, element %lld: bits %#llx, "
+                                       "want the input's %#llx",
+                                       kg_op_get_info(op)->name, kg_dtype_name(dt), li, force, tu, used, (long long)e,
+                                       (unsigned long long)raw_bits(ohost, es, opos[e]),
+                                       (unsigned long long)raw_bits(host, es, ipos[e]));
+            }
+            if (tu)
+                for (int k = 0; k < NT; k++)
+                    kg_test_ew_tune(t1[k][0], was[k]);
+        }
+        kg_test_force_ew_variant(ctx, -1);
+        KT_OK(ctx, kg_free(ctx, idev));
+        KT_OK(ctx, kg_free(ctx, odev));
+        free(host);
+        free(ohost);
+        free(ipos);
+        free(opos);
+    }
+    return ran;
+}
+
+/* Copies and identity casts move bits (README "cast") in every variant
+   the runtime can pick: f16 and bf16 on all 65536 bit patterns (NaNs of
+   every sign and payload included, which a round trip through f32 turns
+   into the canonical NaN), f32 and f64 on NaNs of every sign and payload,
+   quiet and signalling; each on every layout of bits_layout under the
+   runtime's own choice and forced to each variant (check_bits). Asserts
+   that every variant ran: for copies of 2-byte types the eight of
+   kg_ew_variant and tperm, rowsv, tplanev, tslab, tchunk, tperma, tperms;
+   for identity casts (which only copies' kernels after tperm serve) and
+   f32 / f64 the eight and tperm. */
+Test(elementwise, copies_of_2byte_floats_move_bits_in_every_variant, .timeout = 600)
+{
+    const unsigned base = ((1u << KG_EW_VARIANT_COUNT) - 1) | 1u << KG_EW_TPERM;
+    const unsigned all = base | 1u << KG_EW_ROWSV | 1u << KG_EW_TPLANE | 1u << KG_EW_TSLAB | 1u << KG_EW_TCHUNK |
+                         1u << KG_EW_TPERMA | 1u << KG_EW_TPERMS;
+    const kg_dtype dts[] = {KG_F16, KG_BF16, KG_F32, KG_F64};
+    for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++)
+        for (int c = 0; c < 2; c++) {
+            const kg_op op = c ? KG_OP_CAST : KG_OP_COPY;
+            const unsigned ran = check_bits(op, dts[di]), want = !c && kg_dtype_size(dts[di]) == 2 ? all : base;
+            cr_assert_eq(ran & want, want, "%s %s: variants run %#x, want all of %#x", kg_op_get_info(op)->name,
+                         kg_dtype_name(dts[di]), ran, want);
+        }
+}
+
+/* The CPU half of the test above: each of its layouts reads at least 65536
+   consecutive storage positions of its input (so every 2-byte pattern goes
+   through), each position once, and writes each output position once. */
+Test(bits_plan, bits_layouts_read_every_pattern)
+{
+    for (int li = 0; li < BITS_LAYOUTS; li++) {
+        view iv, ov;
+        cr_assert(bits_layout(li, &iv, &ov));
+        const int64_t n = numel(&ov), in_n = storage(&iv), on = storage(&ov);
+        cr_assert_eq(numel(&iv), n, "layout %d: input and output sizes differ", li);
+        int64_t *pos = malloc((size_t)n * sizeof *pos);
+        unsigned char *seen = calloc((size_t)(in_n > on ? in_n : on), 1), *pat = calloc(65536, 1);
+        cr_assert(pos && seen && pat);
+        view_positions(&iv, pos);
+        for (int64_t e = 0; e < n; e++) {
+            cr_assert(pos[e] >= 0 && pos[e] < in_n && !seen[pos[e]], "layout %d: input position %lld", li,
+                      (long long)pos[e]);
+            seen[pos[e]] = 1;
+            pat[(uint16_t)((uint64_t)pos[e] * 40503u)] = 1;
+        }
+        for (int k = 0; k < 65536; k++)
+            cr_assert(pat[k], "layout %d: pattern %#x never read", li, k);
+        memset(seen, 0, (size_t)(in_n > on ? in_n : on));
+        view_positions(&ov, pos);
+        for (int64_t e = 0; e < n; e++) {
+            cr_assert(pos[e] >= 0 && pos[e] < on && !seen[pos[e]], "layout %d: output position %lld", li,
+                      (long long)pos[e]);
+            seen[pos[e]] = 1;
+        }
+        free(pos);
+        free(seen);
+        free(pat);
+    }
+}
+
 /* The word path of <op>_tperm2 (kg_ew_tperm_words_ok: 2-byte elements as
    32-bit pairs, on by default): every permutation of shapes whose dims are
    all even (pairs on both sides; tiles whole and cut at every edge, several
@@ -1929,15 +2193,21 @@ static kg_tensor tview(void *data, kg_dtype dt, const view *v)
 /* The layout of a copy of a dense buffer of shape P read in the order p
    (read_in_order) into a dense output, both of dtype dt, at the plan tests'
    device addresses: the input at KT_DEV(0), the output at KT_DEV(1 << 28). */
-static kg_layout copy_in_order_layout(int nd, const int64_t *P, const int *p, kg_dtype dt)
+static kg_layout copy_in_order_layout_at(int nd, const int64_t *P, const int *p, kg_dtype dt, int64_t in_off,
+                                         int64_t out_off)
 {
     int64_t shape[KG_MAX_DIMS];
-    const view a = read_in_order(nd, P, p, shape), o = dense(nd, shape);
+    const view a = offset(read_in_order(nd, P, p, shape), in_off), o = offset(dense(nd, shape), out_off);
     kg_tensor ta = tview(KT_DEV(0), dt, &a), to = tview(KT_DEV(1 << 28), dt, &o);
     const kg_tensor *ins[1] = {&ta};
     kg_layout L;
     kg_layout_build(&L, &to, ins, 1);
     return L;
+}
+
+static kg_layout copy_in_order_layout(int nd, const int64_t *P, const int *p, kg_dtype dt)
+{
+    return copy_in_order_layout_at(nd, P, p, dt, 0, 0);
 }
 
 Test(perm_plan, every_permutation_of_2_to_5_dims_covers_each_element_once)
@@ -3059,6 +3329,217 @@ Test(tperm_plan, tpx_where_it_measured_faster)
         const int got = kg_ew_plan_tpx(&L, &tw) && kg_ew_tpx_by_default(&tp, &tw);
         cr_assert_eq(got, gs[i].want, "GPU case %zu (tperm %u x %u tiles, flat %u)", i, tp.tiles_c, tp.tiles_j,
                      tp.flat);
+    }
+}
+
+/* Rule A (kg_ew_tpx_a, KG_EW_TUNE_TPX_A 1: the default since round
+   s29r1) on the perm bench's bf16 rows that rounds s28r1 and s29r1
+   measured (input a = a dense buffer of physical shape P read in the
+   order p, out dense), at 132 multiprocessors (H100 SXM and H200: waves of
+   792 tpx tiles): the four A rows named in runtime/elementwise.c and a
+   sweep row take it; its two losing classes do not (one c tile; c tiles
+   of 64, the last 128-wide wave holding 4 tiles), nor do the rows s25r1
+   measured slower (2.03 and 2.04 waves, a c axis 89.5% full), a plan in c
+   tiles of 64, a c axis 88.1% full, tperm2's tpx-by-default row and a j
+   axis of 3 tiles. Then the waves on other counts of multiprocessors. */
+Test(tperm_plan, tpx_a_where_rule_a_takes_it)
+{
+    static const struct {
+        int nd;
+        int64_t P[5];
+        int p[5], want;
+    } cs[] = {
+        {2, {6007, 5003}, {1, 0}, 1},                           /* 47 x 81 tiles, 4.81 waves; s28r1 x1.26 */
+        {3, {1999, 5, 2053}, {2, 1, 0}, 1},                     /* 16 x 166, 3.35 waves; x1.24 */
+        {3, {7, 2053, 1999}, {0, 2, 1}, 1},                     /* 17 x 33 x 7, 4.96 waves; x1.30 */
+        {2, {2053, 8191}, {1, 0}, 1},                           /* 17 x 133, 2.85 waves; x1.29 */
+        {2, {11009, 1983}, {1, 0}, 1},                          /* 87 x 32, 3.52 waves (the sweep's) */
+        {5, {119, 9, 31, 31, 31}, {3, 4, 2, 1, 0}, 0},          /* 1 c tile (119 positions); x0.977 */
+        {4, {33, 64, 95, 91}, {3, 2, 0, 1}, 0},                 /* 17 x 140 = 2380 tiles: 4 in the last wave */
+        {2, {3001, 4097}, {1, 0}, 0},                           /* 1608 tiles, 2.03 waves */
+        {2, {4097, 3001}, {1, 0}, 0},                           /* 1617 tiles, 2.04 waves; s25r1 x0.90 */
+        {2, {1031, 16411}, {1, 0}, 0},                          /* c 1031 in 9 tiles: 89.5%; s25r1 x0.94 */
+        {3, {429, 487, 105}, {2, 1, 0}, 0},                     /* the plan's c tiles of 64 */
+        {3, {789, 1137, 33}, {2, 1, 0}, 0},                     /* c 789 in 7 tiles: 88.1% */
+        {3, {255, 387, 259}, {2, 0, 1}, 0},                     /* tperm2's (tpx by default) */
+        {3, {115, 1041, 183}, {0, 2, 1}, 0},                    /* 3 j tiles */
+    };
+    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TPX_A, 1), 1, "KG_EW_TUNE_TPX_A's default (on since s29r1)");
+    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TPX_A, -1), 1);
+    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TPX_A, 1), 1, "KG_EW_TUNE_TPX_A out of range: not the default");
+    const size_t es[4] = {2, 2, 0, 0};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, KG_BF16);
+        kg_tperm tp, tw;
+        cr_assert(kg_ew_plan_tperm(&L, es, &tp), "case %zu: no tperm plan", i);
+        cr_assert(kg_ew_plan_tpx(&L, &tw), "case %zu: no tpx plan", i);
+        cr_assert_eq(kg_ew_tpx_a(&tp, &tw, 132), cs[i].want, "case %zu (tpx %u x %u tiles of %u, %u in all)", i,
+                     tw.tiles_c, tw.tiles_j, tw.rc, tw.tiles);
+        cr_assert(!(cs[i].want && kg_ew_tpx_by_default(&tp, &tw)), "case %zu: already tpx by default", i);
+        /* the same answer with the input and the output one element off
+           (the f16 runs of tperms::copies_2byte_pairs_by_rule_a) */
+        const kg_layout L1 = copy_in_order_layout_at(cs[i].nd, cs[i].P, cs[i].p, KG_F16, 1, 1);
+        kg_tperm tp1, tw1;
+        cr_assert(kg_ew_plan_tperm(&L1, es, &tp1) && kg_ew_plan_tpx(&L1, &tw1), "case %zu, one off: no plans", i);
+        cr_assert_eq(kg_ew_tpx_a(&tp1, &tw1, 132), cs[i].want, "case %zu, one off", i);
+    }
+    /* 2053 x 8191^T: 2261 tiles; waves of 6 blocks on n multiprocessors */
+    static const int sms[][2] = {{100, 1}, {132, 1}, {160, 1}, {180, 0}, {188, 0}, {189, 0}, {0, 0}};
+    const kg_layout L = copy_in_order_layout(2, cs[3].P, cs[3].p, KG_BF16);
+    kg_tperm tp, tw;
+    cr_assert(kg_ew_plan_tperm(&L, es, &tp) && kg_ew_plan_tpx(&L, &tw));
+    cr_assert_eq(tw.tiles, 2261u);
+    for (size_t i = 0; i < sizeof sms / sizeof sms[0]; i++)
+        cr_assert_eq(kg_ew_tpx_a(&tp, &tw, sms[i][0]), sms[i][1], "%d multiprocessors", sms[i][0]);
+}
+
+/* One copy of 2-byte elements (dtype dt) from the view a of a buffer to
+   the view o of another, by the default choice; every output element's
+   bits against its input element's. The input holds arbitrary bits (a
+   hash of the position and a seed: NaNs of every payload among them),
+   never 0xffff, the output's poison, so an unwritten element fails. The
+   check walks the output in row-major order with the input's position
+   kept by its strides (no reference values: a copy's want is the input's
+   bits), so copies of 3e7 elements take well under a second of CPU each.
+   Returns the variant that ran. */
+static int copy_2byte_bits(const view *a, const view *o, kg_dtype dt)
+{
+    const int64_t an = storage(a), on = storage(o), n = numel(o);
+    uint16_t *hin = malloc((size_t)an * 2), *hout = malloc((size_t)on * 2);
+    cr_assert(hin && hout);
+    const uint64_t seed = rng++ * 0x9E3779B97F4A7C15ull;
+    for (int64_t i = 0; i < an; i++) {
+        uint64_t z = seed + (uint64_t)i * 0xBF58476D1CE4E5B9ull;
+        z ^= z >> 31;
+        z *= 0x94D049BB133111EBull;
+        const uint16_t h = (uint16_t)(z >> 40);
+        hin[i] = h == 0xffff ? 0xfffe : h;
+    }
+    void *din = kt_alloc(ctx, (size_t)an * 2), *dout = kt_alloc(ctx, (size_t)on * 2);
+    kt_upload(ctx, din, hin, (size_t)an * 2);
+    KT_OK(ctx, kg_memset(ctx, dout, 0xff, (size_t)on * 2));
+    const kg_tensor ta = tview(din, dt, a), to = tview(dout, dt, o);
+    const kg_tensor *ins[3] = {&ta, &ta, &ta};
+    KT_OK(ctx, kg_elementwise(ctx, KG_OP_COPY, &to, ins, 1));
+    KT_OK(ctx, kg_sync(ctx));
+    const int used = kg_test_last_ew_variant(ctx);
+    kt_download(ctx, hout, dout, (size_t)on * 2);
+    const int nd = o->ndim;
+    int64_t idx[KG_MAX_DIMS] = {0}, ia = a->offset, io = o->offset;
+    for (int64_t e = 0; e < n; e++) {
+        if (hout[io] != hin[ia])
+            cr_assert_fail("%s copy, variant %d, element %lld: bits %#x, want the input's %#x", kg_dtype_name(dt),
+                           used, (long long)e, hout[io], hin[ia]);
+        for (int d = nd - 1; d >= 0; d--) {
+            ia += a->strides[d];
+            io += o->strides[d];
+            if (++idx[d] < o->shape[d])
+                break;
+            ia -= idx[d] * a->strides[d];
+            io -= idx[d] * o->strides[d];
+            idx[d] = 0;
+        }
+    }
+    KT_OK(ctx, kg_free(ctx, din));
+    KT_OK(ctx, kg_free(ctx, dout));
+    free(hin);
+    free(hout);
+    return used;
+}
+
+/* Rule A by the default choice (the default tunings: KG_EW_TUNE_TPX_A 1
+   since round s29r1): the perm bench's bf16 rows that rounds s28r1 and
+   s29r1 measured and two sweep rows (input a = a dense buffer of physical
+   shape P read in the order p, out dense), the tpx kernel where kg_ew_tpx_a
+   takes the copy on this GPU's multiprocessors (the rows it takes on 132),
+   tperma where it does not (its two losing classes); then 6007x5003^T with
+   KG_EW_TUNE_TPX_A 0 (the knob that turns A off: tperma). bf16 aligned,
+   f16 on three rows with the input and the output one element off. Bits
+   exact on every element (copy_2byte_bits: about 2.7e8 elements, well
+   under a minute; in s29r1 the same rows through run_case, whose
+   per-element reference and index arithmetic cost about 0.1 us an
+   element on the CPU, ran past the round's 45 s). */
+Test(tperms, copies_2byte_pairs_by_rule_a, .init = setup, .fini = teardown, .timeout = 600)
+{
+    static const struct {
+        int nd;
+        int64_t P[5];
+        int p[5], f16;
+    } cs[] = {
+        {2, {6007, 5003}, {1, 0}, 1},          {3, {1999, 5, 2053}, {2, 1, 0}, 0},
+        {3, {7, 2053, 1999}, {0, 2, 1}, 0},    {2, {2053, 8191}, {1, 0}, 1},
+        {2, {11009, 1983}, {1, 0}, 0},         {4, {73, 85, 219, 17}, {2, 3, 0, 1}, 0},
+        {5, {119, 9, 31, 31, 31}, {3, 4, 2, 1, 0}, 1}, {4, {33, 64, 95, 91}, {3, 2, 0, 1}, 0},
+    };
+    reset_tile_tunings(); /* the defaults */
+    const size_t es[4] = {2, 2, 0, 0};
+    int took = 0;
+    for (size_t i = 0; i <= sizeof cs / sizeof cs[0]; i++) {
+        const int off = i == sizeof cs / sizeof cs[0]; /* last: row 0 with rule A off */
+        const size_t r = off ? 0 : i;
+        const kg_layout L = copy_in_order_layout(cs[r].nd, cs[r].P, cs[r].p, KG_BF16);
+        kg_tperm tp, tw;
+        cr_assert(kg_ew_plan_tperm(&L, es, &tp) && kg_ew_plan_tpx(&L, &tw), "case %zu: no plans", r);
+        const int want = !off && kg_ew_tpx_a(&tp, &tw, ctx->sm_count);
+        took += want;
+        if (off)
+            kg_test_ew_tune(KG_EW_TUNE_TPX_A, 0);
+        for (int k = 0; k < 1 + (!off && cs[r].f16); k++) {
+            int64_t shape[KG_MAX_DIMS];
+            const view a = read_in_order(cs[r].nd, cs[r].P, cs[r].p, shape), o = dense(cs[r].nd, shape);
+            const view ak = offset(a, k), ok = offset(o, k);
+            const kg_dtype dt = k ? KG_F16 : KG_BF16;
+            const int used = copy_2byte_bits(&ak, &ok, dt);
+            cr_assert_eq(used, want ? KG_EW_TPERMS : KG_EW_TPERMA, "%s case %zu%s: variant %d, want %s",
+                         kg_dtype_name(dt), r, off ? " (rule A off)" : "", used, want ? "tperms" : "tperma");
+        }
+    }
+    reset_tile_tunings();
+    cr_assert_gt(took, 0, "rule A took no case on %d multiprocessors", ctx->sm_count);
+}
+
+/* The planners behind elementwise::copies_of_2byte_floats_move_bits_in_every_variant's
+   forced runs, on its layouts (bits_layout) at the plan tests' addresses:
+   tperm square tiles and a tpx plan for the odd transpose (tperm, tperm2,
+   tperma, tperms), rowsv for the pitched rows (nd32v's, under
+   KG_EW_TUNE_ROWSV 2 from 64-byte rows) and for the rows kept in place
+   (by default), tplanev for the planes (planes from 1 byte), tslab for the
+   output rows of 33, tchunk for the 67 x 1000 transpose (KG_EW_TUNE_TCHUNK
+   1); f16 / bf16, f32 and f64 elements. */
+Test(bits_plan, bits_layouts_are_planned_by_the_copy_kernels)
+{
+    const size_t ess[3] = {2, 4, 8};
+    const kg_dtype dts[3] = {KG_BF16, KG_F32, KG_F64};
+    for (int di = 0; di < 3; di++) {
+        const size_t es = ess[di];
+        kg_layout L[BITS_LAYOUTS];
+        for (int li = 0; li < BITS_LAYOUTS; li++) {
+            view iv, ov;
+            bits_layout(li, &iv, &ov);
+            kg_tensor ta = tview(KT_DEV(0), dts[di], &iv), to = tview(KT_DEV(1 << 28), dts[di], &ov);
+            const kg_tensor *ins[1] = {&ta};
+            kg_layout_build(&L[li], &to, ins, 1);
+        }
+        const size_t tes[4] = {es, es, 0, 0};
+        kg_tperm tp, tw;
+        cr_assert(kg_ew_plan_tperm(&L[1], tes, &tp) && !tp.rect, "%zu-byte: layout 1, no square tperm plan", es);
+        cr_assert(es != 2 || kg_ew_plan_tpx(&L[1], &tw), "layout 1: no tpx plan");
+        kg_rowsv rv;
+        cr_assert(kg_ew_plan_rowsv(&L[4], es, 0, &rv), "%zu-byte: layout 4, no rowsv plan", es);
+        kg_tplane tq;
+        kg_tslab tz;
+        kg_tchunk tc;
+        size_t smem;
+        cr_assert(kg_ew_plan_tslab(&L[6], es, &tz, &smem), "%zu-byte: layout 6, no tslab plan", es);
+        const int was[4] = {kg_test_ew_tune(KG_EW_TUNE_ROWSV, 2), kg_test_ew_tune(KG_EW_TUNE_ROWSV_MIN_BYTES, 64),
+                            kg_test_ew_tune(KG_EW_TUNE_TPLANE_MIN_BYTES, 1), kg_test_ew_tune(KG_EW_TUNE_TCHUNK, 1)};
+        cr_assert(kg_ew_plan_rowsv(&L[3], es, 1, &rv), "%zu-byte: layout 3, no rowsv plan", es);
+        cr_assert(kg_ew_plan_tplane(&L[5], es, &tq, &smem), "%zu-byte: layout 5, no tplane plan", es);
+        cr_assert(kg_ew_plan_tchunk(&L[7], es, &tc, &smem), "%zu-byte: layout 7, no tchunk plan", es);
+        kg_test_ew_tune(KG_EW_TUNE_ROWSV, was[0]);
+        kg_test_ew_tune(KG_EW_TUNE_ROWSV_MIN_BYTES, was[1]);
+        kg_test_ew_tune(KG_EW_TUNE_TPLANE_MIN_BYTES, was[2]);
+        kg_test_ew_tune(KG_EW_TUNE_TCHUNK, was[3]);
     }
 }
 
