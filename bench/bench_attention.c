@@ -23,6 +23,8 @@
  * many B x Hkv (K+V up to 2.2 GB), KG_BENCH_DEC_SMALL=<MB> small grids
  * instead (B x Hkv up to 16, groups 1-32, Sk 1000-65536, K+V up to MB);
  * KG_BENCH_DEC_ROWS=<dtype:B:Hq:Hkv:Sk:D,...> those decode rows too;
+ * KG_BENCH_PDL=1 times each Hopper prefill row's default with and without
+ * programmatic dependent launch in turn (session 30's candidate);
  * KG_BENCH_DEC_FILL=1 times short-query
  * rows again without the planner's fill of waves; KG_BENCH_DEC_SPREAD=1
  * times short-query rows again with the one-block-per-multiprocessor
@@ -796,6 +798,34 @@ int main(void)
             for (int i = 0; i < na; i++)
                 printf(" | %s %.1f us", kg_attn_variant_names[alt[i]], best[i + 1]);
             printf("\n");
+        }
+        /* $KG_BENCH_PDL=1 (session 30's candidate): a Hopper prefill
+           default and the same launched with programmatic dependent launch
+           (kg_test_attn_prefill_pdl), timed in turn, three rounds, the
+           fastest round of each; printed as KG_BENCH_VS prints, the
+           candidate named "pdl" (bench/attn_ab_table.py) */
+        if (getenv("KG_BENCH_PDL") && atoi(getenv("KG_BENCH_PDL")) == 1 && !is_decode_variant(variant) &&
+            kg_attn_variant_sm90a[variant]) {
+            double best[2] = {1e30, 1e30};
+            int took = 1;
+            /* $KG_BENCH_PDL_ROUNDS: more rounds (a longer busy stretch, for
+               clocks and power sampled outside) */
+            const char *pr = getenv("KG_BENCH_PDL_ROUNDS");
+            const int rounds = pr && atoi(pr) > 3 && atoi(pr) <= 200 ? atoi(pr) : 3;
+            for (int round = 0; round < rounds; round++)
+                for (int i = 0; i < 2; i++) {
+                    kg_test_attn_prefill_pdl(i);
+                    run(&c);
+                    took = took && kg_test_last_attn_prefill_pdl() == i;
+                    const double t = bench_time_us(ctx, run, &c, inner, 5);
+                    best[i] = t < best[i] ? t : best[i];
+                }
+            kg_test_attn_prefill_pdl(0);
+            if (took)
+                printf("      in turn, best of %d: default (%s) %.1f us | pdl %.1f us\n", rounds,
+                       kg_attn_variant_names[variant], best[0], best[1]);
+            else
+                printf("      pdl: the launch did not take it\n");
         }
         /* $KG_BENCH_QUEUE: a persistent default again with its work queue
            the other way (and each persistent variant below) */

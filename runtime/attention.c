@@ -425,14 +425,13 @@ static void *driver_entry(const char *name)
 
 static void launch_find(void) { launch_ex = (launch_ex_fn)driver_entry("cuLaunchKernelEx"); }
 
-/* One launch of the decode path: with programmatic dependent launch on
-   compute capability 9.0 and up (the kernels wait for the previous grid
-   before any global access, attention_decode.cuh), so that a launch's start
-   overlaps the end of the grid before it; a test can turn it off. */
-static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, void **argv, size_t smem)
+/* One launch with programmatic dependent launch (compute capability 9.0
+   and up; the kernel waits for the previous grid before any global access),
+   so that its start overlaps the end of the grid before it; `what` names
+   the kernel in an error's message. */
+static kg_status launch_prog(kg_context *ctx, int kernel, dim3 grid, dim3 block, void **argv, size_t smem,
+                             const char *what)
 {
-    if (ctx->cc_major < 9 || ctx->test_force[KGI_TEST_ATTN_PDL] == 0)
-        return kg_launch(ctx, kernel, grid, block, argv, smem);
     cudaKernel_t kern;
     kg_status st = kg_kernel(ctx, kernel, &kern);
     if (st != KG_OK)
@@ -480,10 +479,30 @@ static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, 
     const cudaError_t err = cudaLaunchKernelExC(&cfg, (const void *)kern, argv);
     if (err != cudaSuccess) {
         cudaGetLastError();
-        return kg_cuda_fail(ctx, err, "launching an attention decode kernel");
+        return kg_cuda_fail(ctx, err, what);
     }
     return KG_OK;
 }
+
+/* One launch of the decode path: with programmatic dependent launch on
+   compute capability 9.0 and up (the kernels wait for the previous grid
+   before any global access, attention_decode.cuh); a test can turn it off. */
+static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, void **argv, size_t smem)
+{
+    if (ctx->cc_major < 9 || ctx->test_force[KGI_TEST_ATTN_PDL] == 0)
+        return kg_launch(ctx, kernel, grid, block, argv, smem);
+    return launch_prog(ctx, kernel, grid, block, argv, smem, "launching an attention decode kernel");
+}
+
+/* kg_test_attn_prefill_pdl (a test and benchmark hook, process-wide; a
+   candidate, session 30): 1 launches the Hopper prefill kernels (sm_90a
+   variants) with programmatic dependent launch (attention_sm90.cuh waits
+   for the grid before, then lets the next one launch); 0 or -1 without,
+   main's launch. */
+static int pf_pdl_force, pf_pdl_last;
+
+void kg_test_attn_prefill_pdl(int on) { __atomic_store_n(&pf_pdl_force, on, __ATOMIC_RELAXED); }
+int kg_test_last_attn_prefill_pdl(void) { return __atomic_load_n(&pf_pdl_last, __ATOMIC_RELAXED); }
 
 /* kg_test_attn_dec_spread (a test and benchmark hook, process-wide): 1 or
    -1 forces the decode launch's one-block-per-multiprocessor padding (below)
@@ -1051,8 +1070,12 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
                               : (dim3){(unsigned)nmb, (unsigned)Hq, (unsigned)B};
     const dim3 block = {(unsigned)e->threads, 1, 1};
     void *argv[2] = {&p, &tm};
-    st = kg_launch(ctx, e->kernel, grid, block, argv, (size_t)e->smem);
+    const int pdl = kg_attn_variant_sm90a[variant] && ctx->cc_major >= 9 &&
+                    __atomic_load_n(&pf_pdl_force, __ATOMIC_RELAXED) > 0;
+    st = pdl ? launch_prog(ctx, e->kernel, grid, block, argv, (size_t)e->smem, "launching an attention kernel")
+             : kg_launch(ctx, e->kernel, grid, block, argv, (size_t)e->smem);
     if (st == KG_OK) {
+        __atomic_store_n(&pf_pdl_last, pdl, __ATOMIC_RELAXED);
         ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
         ctx->test_last[KGI_TEST_ATTN_ORDER] = order;
         __atomic_store_n(&tma_last, tm.on, __ATOMIC_RELAXED);

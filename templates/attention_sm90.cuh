@@ -59,6 +59,17 @@ template <int N> __device__ __forceinline__ void wg_wait()
 {
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
+/* Programmatic dependent launch of the prefill kernels (the runtime sets
+   the launch attribute only where asked: kg_test_attn_prefill_pdl,
+   runtime/attention.c): wait until the grids this one depends on have
+   finished and their writes are visible, before any global access; let the
+   grids that depend on this one start launching (they wait in turn). A
+   launch without the attribute has no grid to wait for: both return at
+   once. (attention_decode.cuh has its own pair, pdl_wait and
+   pdl_launch_dependents, for its kernels.) */
+__device__ __forceinline__ void grid_dep_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
+__device__ __forceinline__ void grid_dep_launch() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
+
 /* shared memory written through the generic proxy (cp.async) is then read by
    wgmma through the async proxy */
 __device__ __forceinline__ void fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
@@ -330,6 +341,12 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             if (PERSIST)
                 tma_prefetch(tm.q);
         }
+        /* (programmatic dependent launch: the set-up above overlapped the
+           end of the grid before; nothing global read or written before
+           it is done, and the next grid may start launching: it waits for
+           this one to finish in turn) */
+        grid_dep_wait();
+        grid_dep_launch();
         /* K and V tiles of one work tile; it0: the tiles streamed before it
            (stage and phase of the rings) */
         auto produce = [&](int mb, int h, int b, int it0) {
@@ -439,6 +456,9 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     } else {
         /* ---- consumers ---- */
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
+        /* (programmatic dependent launch: the mask, out and lse only after
+           the grid before has finished) */
+        grid_dep_wait();
         /* The consumers' steps, shared by consume() (one work tile at a time)
            and the persistent pipeline across work tiles below; each takes
            the per-thread state it works on (o, s, pa, mx, l) and this

@@ -59,6 +59,20 @@ Test(attention_validation, a_valid_call_reaches_the_device_check_for_every_dtype
             }
 }
 
+/* session 30's candidate hook (programmatic dependent launch of the Hopper
+   prefill kernels): off unless asked; a call refused before its launch
+   leaves the last launch's flag as it was */
+Test(attention_validation, prefill_pdl_hook_is_off_by_default_and_launches_nothing)
+{
+    cr_assert_eq(kg_test_last_attn_prefill_pdl(), 0);
+    kg_test_attn_prefill_pdl(1);
+    call_t c = valid_call(KG_BF16, 64);
+    kg_attention_opts o = {0.f, 1};
+    cr_assert_eq(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, &o), KG_ERR_NO_DEVICE);
+    cr_assert_eq(kg_test_last_attn_prefill_pdl(), 0);
+    kg_test_attn_prefill_pdl(0);
+}
+
 Test(attention_validation, null_arguments)
 {
     call_t c = valid_call(KG_BF16, 64);
@@ -2423,4 +2437,211 @@ Test(attention, captured_in_a_cuda_graph_and_replayed)
     kg_free(ctx, dk);
     kg_free(ctx, dv);
     kg_free(ctx, dout);
+}
+
+/* ---- Session 30's candidate: programmatic dependent launch of the Hopper
+   prefill kernels (kg_test_attn_prefill_pdl; off in main) ---------------- */
+
+/* Every sm_90a prefill variant generated for each case, forced and launched
+   with programmatic dependent launch, against the float64 reference with
+   lse (run_case_once). */
+static void pdl_reference(const acase *cs, int n)
+{
+    kg_test_attn_prefill_pdl(1);
+    for (int i = 0; i < n; i++) {
+        const acase *c = &cs[i];
+        int slot = 0;
+        while (slot < 4 && DIMS[slot] != c->D)
+            slot++;
+        const kg_attn_kind kind = c->mask ? KG_ATTN_MASK : c->causal ? KG_ATTN_CAUSAL : KG_ATTN_NONE;
+        int taken = 0;
+        for (int v = 0; v < KG_ATTN_V_COUNT; v++) {
+            if (!kg_attn_variant_sm90a[v] || kg_attn_table[v][c->dt][slot][kind].threads == 0)
+                continue;
+            kg_test_force_attn_variant(ctx, v);
+            run_case_once(c);
+            cr_assert_eq(kg_test_last_attn_variant(ctx), v, "forcing the %s variant did not take",
+                         kg_attn_variant_names[v]);
+            cr_assert_eq(kg_test_last_attn_prefill_pdl(), 1, "%s: launched without programmatic dependent launch",
+                         kg_attn_variant_names[v]);
+            taken++;
+        }
+        cr_assert_gt(taken, 0, "case %d: no Hopper variant generated", i);
+    }
+    kg_test_force_attn_variant(ctx, -1);
+    kg_test_attn_prefill_pdl(0);
+    /* off again: main's launch */
+    const acase c = {KG_BF16, 1, 2, 2, 130, 130, 64, 1, MASK_NONE, 0, 0, 0.f};
+    run_case_once(&c);
+    cr_assert_eq(kg_test_last_attn_prefill_pdl(), 0);
+}
+
+/* D 32-256, causal and not, GQA, lengths off the tiles, Sq != Sk both ways
+   (rows that see no key: 0 and lse -inf), a [B,S,H,D] view */
+Test(attention, prefill_pdl_matches_reference)
+{
+    if (!on_sm90())
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
+    const acase cs[7] = {
+        {KG_BF16, 2, 4, 2, 333, 333, 64, 1, MASK_NONE, 0, 0, 0.f},
+        {KG_F16, 1, 3, 3, 200, 517, 128, 1, MASK_NONE, 0, 1, 0.f},
+        {KG_BF16, 1, 4, 1, 450, 260, 96, 1, MASK_NONE, 0, 0, 0.f},
+        {KG_F16, 2, 2, 2, 390, 390, 256, 0, MASK_NONE, 0, 0, 0.f},
+        {KG_BF16, 1, 4, 2, 300, 301, 32, 0, MASK_NONE, 0, 0, 0.f},
+        {KG_F16, 1, 6, 2, 700, 700, 64, 0, MASK_NONE, 0, 0, 0.f},
+        {KG_BF16, 1, 4, 4, 389, 389, 256, 1, MASK_NONE, 0, 0, 0.f},
+    };
+    pdl_reference(cs, 7);
+}
+
+/* the additive mask (read by the consumer warpgroups), causal and not */
+Test(attention, prefill_pdl_matches_reference_masked)
+{
+    if (!on_sm90())
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
+    const acase cs[3] = {
+        {KG_F16, 1, 2, 2, 257, 300, 128, 0, MASK_RANDOM, 4, 0, 0.f},
+        {KG_BF16, 2, 2, 1, 300, 300, 64, 1, MASK_PAD, 4, 0, 0.f},
+        {KG_F16, 1, 4, 4, 140, 390, 256, 0, MASK_EMPTY_ROWS, 2, 0, 0.f},
+    };
+    pdl_reference(cs, 3);
+}
+
+/* Calls that depend on each other, launched with programmatic dependent
+   launch one after the other (no host sync between them), each taking the
+   bits the same calls give without it: A y = attn(x); B x = attn(q2) writes
+   the x that A reads (B not causal: its first tiles are head 0's first rows,
+   which causal A, heaviest first, reads last); C z = attn(y) reads what A
+   wrote; D x2 = attn(x) reads what B wrote. Five times directly, then twice
+   as a captured graph. Variant v forced on A, C and D (-1 the runtime's). */
+static void pdl_chain(kg_dtype dt, int B, int H, int S, int D, int v)
+{
+    const int64_t n = (int64_t)B * H * S * D;
+    uint16_t *hx = malloc(n * 2), *hq2 = malloc(n * 2), *ref[4], *got = malloc(n * 2);
+    void *dx = kt_alloc(ctx, n * 2), *dq2 = kt_alloc(ctx, n * 2), *dk = kt_alloc(ctx, n * 2),
+         *dv = kt_alloc(ctx, n * 2), *dy = kt_alloc(ctx, n * 2), *dz = kt_alloc(ctx, n * 2),
+         *dx2 = kt_alloc(ctx, n * 2);
+    for (int64_t i = 0; i < n; i++) {
+        hx[i] = dt == KG_F16 ? kt_to_f16(kt_uniform(&rng, -2, 2)) : kt_to_bf16(kt_uniform(&rng, -2, 2));
+        hq2[i] = dt == KG_F16 ? kt_to_f16(kt_uniform(&rng, -2, 2)) : kt_to_bf16(kt_uniform(&rng, -2, 2));
+    }
+    kt_upload(ctx, dq2, hq2, n * 2);
+    kt_upload(ctx, dk, hq2, n * 2);
+    for (int64_t i = 0; i < n; i++)
+        hq2[i] = dt == KG_F16 ? kt_to_f16(kt_uniform(&rng, -1, 1)) : kt_to_bf16(kt_uniform(&rng, -1, 1));
+    kt_upload(ctx, dv, hq2, n * 2);
+    for (int64_t i = 0; i < n; i++)
+        hq2[i] = dt == KG_F16 ? kt_to_f16(kt_uniform(&rng, -2, 2)) : kt_to_bf16(kt_uniform(&rng, -2, 2));
+    kt_upload(ctx, dq2, hq2, n * 2);
+    kg_tensor tx = kg_tensor_contiguous(dx, dt, 4, KT_SHAPE(B, H, S, D)),
+              tq2 = kg_tensor_contiguous(dq2, dt, 4, KT_SHAPE(B, H, S, D)),
+              tk = kg_tensor_contiguous(dk, dt, 4, KT_SHAPE(B, H, S, D)),
+              tv = kg_tensor_contiguous(dv, dt, 4, KT_SHAPE(B, H, S, D)),
+              ty = kg_tensor_contiguous(dy, dt, 4, KT_SHAPE(B, H, S, D)),
+              tz = kg_tensor_contiguous(dz, dt, 4, KT_SHAPE(B, H, S, D)),
+              tx2 = kg_tensor_contiguous(dx2, dt, 4, KT_SHAPE(B, H, S, D));
+    const kg_attention_opts causal = {0.f, 1}, plain = {0.f, 0};
+    void *outs[4] = {dy, dx, dz, dx2};
+    /* the four calls; check: A and B took programmatic dependent launch
+       where asked (want_pdl), and not where not */
+    int want_pdl = 0;
+    const int vs[4] = {v, -1, v, v};
+#define PDL_CHAIN_CALLS(check)                                                                                         \
+    do {                                                                                                               \
+        kg_test_force_attn_variant(ctx, vs[0]);                                                                        \
+        KT_OK(ctx, kg_attention(ctx, &ty, NULL, &tx, &tk, &tv, NULL, &causal));                                        \
+        if (check)                                                                                                     \
+            cr_assert_eq(kg_test_last_attn_prefill_pdl(), want_pdl);                                                   \
+        kg_test_force_attn_variant(ctx, vs[1]);                                                                        \
+        KT_OK(ctx, kg_attention(ctx, &tx, NULL, &tq2, &tk, &tv, NULL, &plain));                                        \
+        if (check)                                                                                                     \
+            cr_assert_eq(kg_test_last_attn_prefill_pdl(), want_pdl);                                                   \
+        kg_test_force_attn_variant(ctx, vs[2]);                                                                        \
+        KT_OK(ctx, kg_attention(ctx, &tz, NULL, &ty, &tk, &tv, NULL, &causal));                                        \
+        kg_test_force_attn_variant(ctx, vs[3]);                                                                        \
+        KT_OK(ctx, kg_attention(ctx, &tx2, NULL, &tx, &tk, &tv, NULL, &causal));                                       \
+        kg_test_force_attn_variant(ctx, -1);                                                                           \
+    } while (0)
+    /* without: the reference bits */
+    kg_test_attn_prefill_pdl(0);
+    kt_upload(ctx, dx, hx, n * 2);
+    KT_OK(ctx, kg_sync(ctx));
+    PDL_CHAIN_CALLS(1);
+    KT_OK(ctx, kg_sync(ctx));
+    for (int c = 0; c < 4; c++) {
+        ref[c] = malloc(n * 2);
+        kt_download(ctx, ref[c], outs[c], n * 2);
+    }
+    kg_test_attn_prefill_pdl(1);
+    want_pdl = 1;
+    for (int rep = 0; rep < 5; rep++) {
+        kt_upload(ctx, dx, hx, n * 2);
+        for (int c = 0; c < 4; c++)
+            if (c != 1)
+                KT_OK(ctx, kg_memset(ctx, outs[c], 0xff, n * 2));
+        KT_OK(ctx, kg_sync(ctx));
+        PDL_CHAIN_CALLS(1);
+        KT_OK(ctx, kg_sync(ctx));
+        for (int c = 0; c < 4; c++) {
+            kt_download(ctx, got, outs[c], n * 2);
+            cr_assert(memcmp(got, ref[c], n * 2) == 0,
+                      "%s B=%d H=%d S=%d D=%d %s: call %c of the chain differs with programmatic dependent launch "
+                      "(rep %d, seed %llu)",
+                      kg_dtype_name(dt), B, H, S, D, v >= 0 ? kg_attn_variant_names[v] : "default", "ABCD"[c], rep,
+                      (unsigned long long)kt_seed());
+        }
+    }
+    /* captured in a graph (programmatic edges), replayed twice */
+    cudaStream_t s;
+    cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
+    KT_OK(ctx, kg_set_stream(ctx, (kg_stream)s));
+    cr_assert_eq(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    PDL_CHAIN_CALLS(0);
+    cudaGraph_t g;
+    cudaGraphExec_t ge;
+    cr_assert_eq(cudaStreamEndCapture(s, &g), cudaSuccess);
+    cr_assert_eq(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
+    for (int rep = 0; rep < 2; rep++) {
+        kt_upload(ctx, dx, hx, n * 2);
+        for (int c = 0; c < 4; c++)
+            if (c != 1)
+                KT_OK(ctx, kg_memset(ctx, outs[c], 0xff, n * 2));
+        KT_OK(ctx, kg_sync(ctx));
+        cr_assert_eq(cudaGraphLaunch(ge, s), cudaSuccess);
+        KT_OK(ctx, kg_sync(ctx));
+        for (int c = 0; c < 4; c++) {
+            kt_download(ctx, got, outs[c], n * 2);
+            cr_assert(memcmp(got, ref[c], n * 2) == 0,
+                      "%s B=%d H=%d S=%d D=%d: call %c of the captured chain differs (replay %d, seed %llu)",
+                      kg_dtype_name(dt), B, H, S, D, "ABCD"[c], rep, (unsigned long long)kt_seed());
+        }
+    }
+#undef PDL_CHAIN_CALLS
+    cudaGraphExecDestroy(ge);
+    cudaGraphDestroy(g);
+    KT_OK(ctx, kg_set_stream(ctx, NULL));
+    cudaStreamDestroy(s);
+    kg_test_attn_prefill_pdl(0);
+    for (int c = 0; c < 4; c++)
+        free(ref[c]);
+    free(hx);
+    free(hq2);
+    free(got);
+    void *dev[7] = {dx, dq2, dk, dv, dy, dz, dx2};
+    for (int i = 0; i < 7; i++)
+        kg_free(ctx, dev[i]);
+}
+
+/* the persistent D 64 default with its work queue (B 1 H 16 S 2048: 176
+   work tiles on the multiprocessors), D 128 (the persistent f2 kernel where
+   not causal, the plain persistent one causal), D 256 on the grid kernel
+   (several waves), and the grid kernel at D 64 forced */
+Test(attention, prefill_pdl_orders_dependent_calls)
+{
+    if (!on_sm90())
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
+    pdl_chain(KG_BF16, 1, 16, 2048, 64, -1);
+    pdl_chain(KG_F16, 2, 16, 1024, 128, -1);
+    pdl_chain(KG_BF16, 2, 16, 1024, 256, -1);
+    pdl_chain(KG_F16, 1, 16, 2048, 64, KG_ATTN_V_HOPPER);
 }
