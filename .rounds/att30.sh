@@ -22,7 +22,13 @@
 #   sm_90a variant forced, D 32-256, causal / not / masked, GQA, odd S,
 #   Sq != Sk both ways, lse), dependent calls chained with PDL (RAW and WAR
 #   across calls, 4 calls x 5 reps + a captured graph, bits = without PDL),
-#   and the graph test of main. A failing test drops the candidate.
+#   the prefill trace hook (every work tile taken once, stamps in order,
+#   bits unchanged) and the graph test of main. A failing test drops the
+#   candidate (a failing trace test drops the trace figures only).
+# Step 2 also prints each row's per-block trace with and without PDL (the
+#   last of 3 back-to-back calls: start skew, when blocks were past the wait,
+#   block ends, tiles a block): where a short launch's time goes (s29: B 4 H
+#   16 S 1k D 64 causal 43.1 us against ~29 us of modelled tile work).
 # Step 2: A/B in one process (bench_attention KG_BENCH_PDL=1: default and
 #   pdl in turn, best of 3 rounds), rows below.
 # Step 3 (diagnosis of line a, f16 slower than bf16 at the same shape): the
@@ -53,7 +59,7 @@ PY=/opt/torch/.venv/bin/python3
   stamp "step 1: GPU tests (candidate vs float64 reference; chained calls)"
   timeout 8 build/tests/test_attention --filter 'attention_validation/prefill_pdl*' 2>&1 | tail -1
   timeout 38 build/tests/test_attention --jobs 4 --verbose --filter \
-    'attention/@(prefill_pdl_*|captured_in_a_cuda_graph_and_replayed)' > "$O/tests.log" 2>&1
+    'attention/@(prefill_pdl_*|prefill_trace_*|captured_in_a_cuda_graph_and_replayed)' > "$O/tests.log" 2>&1
   echo "tests exit $?"
   grep -E "^\[(PASS|FAIL|ERR|----)|Synthesis|Assertion|fail" "$O/tests.log" | grep -v "Criterion v" | head -20
 
@@ -64,10 +70,10 @@ PY=/opt/torch/.venv/bin/python3
   ROWS="$ROWS,bf16:1:16:16:2048:256:1,bf16:8:16:16:1024:64:0"
   ROWS="$ROWS,bf16:32:16:16:1024:64:1,f16:32:16:16:1024:64:1,f16:32:16:16:1024:128:1,f16:8:16:16:4096:128:0"
   ROWS="$ROWS,bf16:6:32:4:2140:256:1,bf16:2:16:16:4096:256:0"
-  KG_BENCH_FILTER='sweep list' KG_BENCH_ROWS="$ROWS" KG_BENCH_PDL=1 KG_BENCH_CSV="$O/ab.csv" \
+  KG_BENCH_FILTER='sweep list' KG_BENCH_ROWS="$ROWS" KG_BENCH_PDL=1 KG_BENCH_PTRACE=1 KG_BENCH_CSV="$O/ab.csv" \
     timeout "$bt" build/bench/bench_attention > "$O/ab.log" 2>&1
   echo "bench_attention exit $?"
-  grep -E "^(f16|bf16|same-run)|in turn|pdl" "$O/ab.log" | head -40
+  grep -E "^(f16|bf16|same-run)|in turn|pdl|trace" "$O/ab.log" | head -60
 
   stamp "step 3: f16 / bf16 clocks and power at B 8 H 16 S 4k D 128 (line a)"
   Q="clocks.sm,power.draw,clocks_event_reasons.active"

@@ -24,7 +24,8 @@
  * instead (B x Hkv up to 16, groups 1-32, Sk 1000-65536, K+V up to MB);
  * KG_BENCH_DEC_ROWS=<dtype:B:Hq:Hkv:Sk:D,...> those decode rows too;
  * KG_BENCH_PDL=1 times each Hopper prefill row's default with and without
- * programmatic dependent launch in turn (session 30's candidate);
+ * programmatic dependent launch in turn (session 30's candidate), and with
+ * KG_BENCH_PTRACE=1 each one's per-block trace (ptrace_call);
  * KG_BENCH_DEC_FILL=1 times short-query
  * rows again without the planner's fill of waves; KG_BENCH_DEC_SPREAD=1
  * times short-query rows again with the one-block-per-multiprocessor
@@ -228,6 +229,52 @@ static void trace_call(call_t *c, double event_us)
     }
     free(h);
     free(ends);
+    kg_free(c->ctx, dt);
+}
+
+/* A Hopper prefill launch's per-block trace (attention_sm90.cuh: start,
+   past the wait for the grid before, consumers done, work tiles), the last
+   of three back-to-back calls, relative to its first block's start, us:
+   the start skew, when the blocks were past the wait (programmatic
+   dependent launch: the grid before was done), the blocks' ends, the
+   tiles a block took. */
+static void ptrace_call(call_t *c, const char *label, double event_us)
+{
+    enum { MAXB = 1 << 16 };
+    unsigned long long *dt;
+    BENCH_CHECK(c->ctx, kg_malloc(c->ctx, (void **)&dt, (size_t)MAXB * 32));
+    BENCH_CHECK(c->ctx, kg_memset(c->ctx, dt, 0, (size_t)MAXB * 32));
+    kg_test_attn_trace(c->ctx, dt);
+    for (int i = 0; i < 3; i++)
+        run(c);
+    kg_test_attn_trace(c->ctx, NULL);
+    unsigned long long *h = malloc((size_t)MAXB * 32), *ends = malloc((size_t)MAXB * 8),
+                       *waits = malloc((size_t)MAXB * 8);
+    BENCH_CHECK(c->ctx, kg_sync(c->ctx));
+    BENCH_CHECK(c->ctx, kg_copy_out(c->ctx, h, dt, (size_t)MAXB * 32));
+    unsigned long long t0 = ~0ull, smax = 0, tmin = ~0ull, tmax = 0;
+    int n = 0;
+    for (int i = 0; i < MAXB && h[4 * i]; i++, n++) {
+        t0 = h[4 * i] < t0 ? h[4 * i] : t0;
+        smax = h[4 * i] > smax ? h[4 * i] : smax;
+        waits[n] = h[4 * i + 1];
+        ends[n] = h[4 * i + 2];
+        tmin = h[4 * i + 3] < tmin ? h[4 * i + 3] : tmin;
+        tmax = h[4 * i + 3] > tmax ? h[4 * i + 3] : tmax;
+    }
+    if (n > 0) {
+        qsort(ends, n, 8, cmp_u64);
+        qsort(waits, n, 8, cmp_u64);
+        const double us = 1e-3;
+        printf("      trace %s: %d blocks, span %.1f us (event %.1f a call), start skew %.1f, past the wait min/max "
+               "%.1f / %.1f, ends min/med/max %.1f / %.1f / %.1f, tiles a block %llu-%llu\n",
+               label, n, (ends[n - 1] - t0) * us, event_us, (smax - t0) * us, (waits[0] - t0) * us,
+               (waits[n - 1] - t0) * us, (ends[0] - t0) * us, (ends[n / 2] - t0) * us, (ends[n - 1] - t0) * us, tmin,
+               tmax);
+    }
+    free(h);
+    free(ends);
+    free(waits);
     kg_free(c->ctx, dt);
 }
 
@@ -820,6 +867,12 @@ int main(void)
                     const double t = bench_time_us(ctx, run, &c, inner, 5);
                     best[i] = t < best[i] ? t : best[i];
                 }
+            /* $KG_BENCH_PTRACE: each one's per-block trace too */
+            /* (its buffer holds 1 << 16 blocks: grids of 64-row blocks at most) */
+            for (int i = 0; i < 2 && getenv("KG_BENCH_PTRACE") && (int64_t)B * Hq * ((Sq + 63) / 64) <= 1 << 16; i++) {
+                kg_test_attn_prefill_pdl(i);
+                ptrace_call(&c, i ? "pdl" : "default", best[i]);
+            }
             kg_test_attn_prefill_pdl(0);
             if (took)
                 printf("      in turn, best of %d: default (%s) %.1f us | pdl %.1f us\n", rounds,

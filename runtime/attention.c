@@ -1069,6 +1069,9 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
                       : order ? (dim3){(unsigned)(nmb * Hq), 1, (unsigned)B}
                               : (dim3){(unsigned)nmb, (unsigned)Hq, (unsigned)B};
     const dim3 block = {(unsigned)e->threads, 1, 1};
+    /* the per-block trace (a test hook; the Hopper kernels write it) */
+    if (kg_attn_variant_sm90a[variant] && ctx->test_force[KGI_TEST_ATTN_TRACE] > 0)
+        p.trace = (unsigned long long *)ctx->test_force[KGI_TEST_ATTN_TRACE];
     void *argv[2] = {&p, &tm};
     const int pdl = kg_attn_variant_sm90a[variant] && ctx->cc_major >= 9 &&
                     __atomic_load_n(&pf_pdl_force, __ATOMIC_RELAXED) > 0;

@@ -69,6 +69,13 @@ template <int N> __device__ __forceinline__ void wg_wait()
    pdl_launch_dependents, for its kernels.) */
 __device__ __forceinline__ void grid_dep_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
 __device__ __forceinline__ void grid_dep_launch() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
+/* the global nanosecond timer (the prefill trace test hook, p.trace) */
+__device__ __forceinline__ unsigned long long wg_timer()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+    return t;
+}
 
 /* shared memory written through the generic proxy (cp.async) is then read by
    wgmma through the async proxy */
@@ -312,6 +319,14 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         coords(blockIdx.x, mb1, h1, b1);
 
     const bool tma = tm.on != 0;
+    /* p.trace (a test hook, kg_test_attn_trace; NULL in every other launch):
+       4 words a block: its start, when its consumers were past the wait for
+       the grid before (programmatic dependent launch), when its first
+       consumer thread was done, the work tiles it took (globaltimer ns) */
+    unsigned long long *const trace =
+        p.trace ? p.trace + 4 * ((int64_t)(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) : nullptr;
+    if (trace && tid == 0)
+        trace[0] = wg_timer();
     if (tid == 0) {
         for (int s = 0; s < 2 * KS; s++)
             mbar_init(bars + 8 * s, tma ? 1 : 128); /* full: every producer thread, or the one loading by TMA */
@@ -408,8 +423,11 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                    the first thread may write them again (tile tc + 2) */
                 if (!tma)
                     asm volatile("bar.sync 5, 128;\n" ::: "memory");
-                if (tile >= p.units)
+                if (tile >= p.units) {
+                    if (trace && pt == 0)
+                        trace[3] = (unsigned long long)tc;
                     break;
+                }
                 /* the next one, taken now (the atomic's latency hides
                    behind this tile's loads) */
                 if (pt == 0)
@@ -451,6 +469,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             }
         } else {
             produce(mb1, h1, b1, 0);
+            if (trace && pt == 0)
+                trace[3] = 1;
         }
         kgd_cp_async_wait<0>(); /* nothing of this thread's in flight when it exits */
     } else {
@@ -459,6 +479,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         /* (programmatic dependent launch: the mask, out and lse only after
            the grid before has finished) */
         grid_dep_wait();
+        if (trace && tid == 0)
+            trace[1] = wg_timer();
         /* The consumers' steps, shared by consume() (one work tile at a time)
            and the persistent pipeline across work tiles below; each takes
            the per-thread state it works on (o, s, pa, mx, l) and this
@@ -1134,6 +1156,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         } else {
             consume(mb1, h1, b1, 0, 0);
         }
+        if (trace && tid == 0)
+            trace[2] = wg_timer();
     }
 }
 

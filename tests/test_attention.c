@@ -2645,3 +2645,84 @@ Test(attention, prefill_pdl_orders_dependent_calls)
     pdl_chain(KG_BF16, 2, 16, 1024, 256, -1);
     pdl_chain(KG_F16, 1, 16, 2048, 64, KG_ATTN_V_HOPPER);
 }
+
+/* The prefill trace hook (kg_test_attn_trace on the Hopper kernels, for the
+   bench's ramp and drain figures): the persistent D 64 causal default's
+   blocks took every work tile once between them (B 2 H 16 S 1024: 192
+   tiles of 192 rows), the grid kernel's (256 blocks of 128 rows) one each; every block's stamps in order; with
+   and without programmatic dependent launch; the output's bits the same as
+   without the trace. */
+Test(attention, prefill_trace_hook_counts_every_tile)
+{
+    if (!on_sm90())
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
+    int sms = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, NULL, NULL, &sms));
+    const int B = 2, H = 16, S = 1024, D = 64;
+    const int64_t n = (int64_t)B * H * S * D;
+    uint16_t *h = malloc(n * 2), *o1 = malloc(n * 2), *o2 = malloc(n * 2);
+    void *dq = kt_alloc(ctx, n * 2), *dk = kt_alloc(ctx, n * 2), *dv = kt_alloc(ctx, n * 2),
+         *dout = kt_alloc(ctx, n * 2), *dt = kt_alloc(ctx, 4 * 8 * 4096);
+    for (int t = 0; t < 3; t++) {
+        for (int64_t i = 0; i < n; i++)
+            h[i] = kt_to_bf16(kt_uniform(&rng, -2, 2));
+        kt_upload(ctx, t == 0 ? dq : t == 1 ? dk : dv, h, n * 2);
+    }
+    kg_tensor tq = kg_tensor_contiguous(dq, KG_BF16, 4, KT_SHAPE(B, H, S, D)),
+              tk = kg_tensor_contiguous(dk, KG_BF16, 4, KT_SHAPE(B, H, S, D)),
+              tv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B, H, S, D)),
+              to = kg_tensor_contiguous(dout, KG_BF16, 4, KT_SHAPE(B, H, S, D));
+    const kg_attention_opts o = {0.f, 1};
+    unsigned long long *tr = malloc(4 * 8 * 4096);
+    const int vs[2] = {-1, KG_ATTN_V_HOPPER};
+    for (int w = 0; w < 2; w++)
+        for (int pdl = 0; pdl < 2; pdl++) {
+            kg_test_force_attn_variant(ctx, vs[w]);
+            kg_test_attn_prefill_pdl(pdl);
+            KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, &o));
+            KT_OK(ctx, kg_sync(ctx));
+            const int v = kg_test_last_attn_variant(ctx);
+            cr_assert(w == 0 ? v == KG_ATTN_V_HOPPER_PERSIST : v == KG_ATTN_V_HOPPER, "variant %s",
+                      kg_attn_variant_names[v]);
+            kt_download(ctx, o1, dout, n * 2);
+            KT_OK(ctx, kg_memset(ctx, dt, 0, 4 * 8 * 4096));
+            KT_OK(ctx, kg_memset(ctx, dout, 0xff, n * 2));
+            kg_test_attn_trace(ctx, dt);
+            KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, &o));
+            kg_test_attn_trace(ctx, NULL);
+            KT_OK(ctx, kg_sync(ctx));
+            cr_assert_eq(kg_test_last_attn_prefill_pdl(), pdl);
+            kt_download(ctx, o2, dout, n * 2);
+            cr_assert(memcmp(o1, o2, n * 2) == 0, "%s pdl %d: the traced call's bits differ",
+                      kg_attn_variant_names[v], pdl);
+            kt_download(ctx, tr, dt, 4 * 8 * 4096);
+            /* work tiles: query blocks (192 rows persistent, 128 grid) x H x B;
+               persistent: min(tiles, sms) blocks, grid: one a tile */
+            const int bm = kg_attn_table[v][KG_BF16][1][KG_ATTN_CAUSAL].bm, units = (S + bm - 1) / bm * H * B;
+            const int blocks = w == 0 ? (sms < units ? sms : units) : units;
+            unsigned long long tiles = 0;
+            for (int i = 0; i < 4096; i++) {
+                const unsigned long long *x = tr + 4 * i;
+                if (i >= blocks) {
+                    cr_assert(x[0] == 0 && x[1] == 0 && x[2] == 0 && x[3] == 0, "%s: block %d of %d traced",
+                              kg_attn_variant_names[v], i, blocks);
+                    continue;
+                }
+                cr_assert(x[0] > 0 && x[0] <= x[1] && x[1] <= x[2], "%s pdl %d block %d: stamps %llu %llu %llu",
+                          kg_attn_variant_names[v], pdl, i, x[0], x[1], x[2]);
+                cr_assert(x[3] >= 1, "%s block %d: %llu tiles", kg_attn_variant_names[v], i, x[3]);
+                tiles += x[3];
+            }
+            cr_assert_eq(tiles, (unsigned long long)units, "%s pdl %d: the blocks took %llu tiles, want %d",
+                         kg_attn_variant_names[v], pdl, tiles, units);
+        }
+    kg_test_force_attn_variant(ctx, -1);
+    kg_test_attn_prefill_pdl(0);
+    free(h);
+    free(o1);
+    free(o2);
+    free(tr);
+    void *dev[5] = {dq, dk, dv, dout, dt};
+    for (int i = 0; i < 5; i++)
+        kg_free(ctx, dev[i]);
+}
