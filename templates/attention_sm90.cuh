@@ -323,10 +323,14 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
        4 words a block: its start, when its consumers were past the wait for
        the grid before (programmatic dependent launch), when its first
        consumer thread was done, the work tiles it took (globaltimer ns) */
-    unsigned long long *const trace =
-        p.trace ? p.trace + 4 * ((int64_t)(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) : nullptr;
-    if (trace && tid == 0)
-        trace[0] = wg_timer();
+    /* (its address formed where it is written, from the parameter, so that
+       no register holds it across the loops: held, it spilled in the mask
+       kernels at D 96-256) */
+    auto trace_word = [&](int w) -> unsigned long long & {
+        return p.trace[4 * ((int64_t)(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) + w];
+    };
+    if (p.trace && tid == 0)
+        trace_word(0) = wg_timer();
     if (tid == 0) {
         for (int s = 0; s < 2 * KS; s++)
             mbar_init(bars + 8 * s, tma ? 1 : 128); /* full: every producer thread, or the one loading by TMA */
@@ -424,8 +428,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 if (!tma)
                     asm volatile("bar.sync 5, 128;\n" ::: "memory");
                 if (tile >= p.units) {
-                    if (trace && pt == 0)
-                        trace[3] = (unsigned long long)tc;
+                    if (p.trace && pt == 0)
+                        trace_word(3) = (unsigned long long)tc;
                     break;
                 }
                 /* the next one, taken now (the atomic's latency hides
@@ -469,8 +473,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             }
         } else {
             produce(mb1, h1, b1, 0);
-            if (trace && pt == 0)
-                trace[3] = 1;
+            if (p.trace && pt == 0)
+                trace_word(3) = 1;
         }
         kgd_cp_async_wait<0>(); /* nothing of this thread's in flight when it exits */
     } else {
@@ -479,8 +483,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         /* (programmatic dependent launch: the mask, out and lse only after
            the grid before has finished) */
         grid_dep_wait();
-        if (trace && tid == 0)
-            trace[1] = wg_timer();
+        if (p.trace && tid == 0)
+            trace_word(1) = wg_timer();
         /* The consumers' steps, shared by consume() (one work tile at a time)
            and the persistent pipeline across work tiles below; each takes
            the per-thread state it works on (o, s, pa, mx, l) and this
@@ -1156,8 +1160,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         } else {
             consume(mb1, h1, b1, 0, 0);
         }
-        if (trace && tid == 0)
-            trace[2] = wg_timer();
+        if (p.trace && tid == 0)
+            trace_word(2) = wg_timer();
     }
 }
 
