@@ -21,7 +21,8 @@
 # Step 1: GPU tests: the candidate against the float64 reference (every
 #   sm_90a variant forced, D 32-256, causal / not / masked, GQA, odd S,
 #   Sq != Sk both ways, lse), dependent calls chained with PDL (RAW and WAR
-#   across calls, 4 calls x 5 reps + a captured graph, bits = without PDL),
+#   across calls, 4 calls x 5 reps + a captured graph, bits = without PDL;
+#   prefill and decode calls chained on each other's outputs),
 #   the prefill trace hook (every work tile taken once, stamps in order,
 #   bits unchanged) and the graph test of main. A failing test drops the
 #   candidate (a failing trace test drops the trace figures only).

@@ -2726,3 +2726,82 @@ Test(attention, prefill_trace_hook_counts_every_tile)
     for (int i = 0; i < 5; i++)
         kg_free(ctx, dev[i]);
 }
+
+/* Prefill (PDL asked) and decode (PDL by default) calls in one chain, each
+   reading what the one before wrote, no host sync between them: A y =
+   attn(x) prefill causal; E a decode call (Sq 4, causal) whose q is the
+   first 4 rows of y and whose out is the first 4 rows of buffer w; F z =
+   attn(w) prefill (w's other rows uploaded). Bit for bit the same chain
+   with both launches plain, 4 times. */
+Test(attention, prefill_pdl_with_decode_calls)
+{
+    if (!on_sm90())
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
+    const int B = 2, H = 16, S = 1500, D = 128, SQ = 4;
+    const int64_t n = (int64_t)B * H * S * D;
+    uint16_t *hx = malloc(n * 2), *hw = malloc(n * 2), *ref[3], *got = malloc(n * 2);
+    void *dx = kt_alloc(ctx, n * 2), *dk = kt_alloc(ctx, n * 2), *dv = kt_alloc(ctx, n * 2),
+         *dy = kt_alloc(ctx, n * 2), *dw = kt_alloc(ctx, n * 2), *dz = kt_alloc(ctx, n * 2);
+    for (int t = 0; t < 4; t++) {
+        for (int64_t i = 0; i < n; i++)
+            hw[i] = kt_to_bf16(kt_uniform(&rng, t == 2 ? -1 : -2, t == 2 ? 1 : 2));
+        if (t == 0)
+            memcpy(hx, hw, n * 2);
+        else if (t < 3)
+            kt_upload(ctx, t == 1 ? dk : dv, hw, n * 2);
+    }
+    kg_tensor tx = kg_tensor_contiguous(dx, KG_BF16, 4, KT_SHAPE(B, H, S, D)),
+              tk = kg_tensor_contiguous(dk, KG_BF16, 4, KT_SHAPE(B, H, S, D)),
+              tv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B, H, S, D)),
+              ty = kg_tensor_contiguous(dy, KG_BF16, 4, KT_SHAPE(B, H, S, D)),
+              tw = kg_tensor_contiguous(dw, KG_BF16, 4, KT_SHAPE(B, H, S, D)),
+              tz = kg_tensor_contiguous(dz, KG_BF16, 4, KT_SHAPE(B, H, S, D));
+    /* the first SQ rows of y and of w: [B, H, SQ, D] views with their strides */
+    kg_tensor ty4 = ty, tw4 = tw;
+    ty4.shape[2] = SQ;
+    tw4.shape[2] = SQ;
+    const kg_attention_opts causal = {0.f, 1};
+    void *outs[3] = {dy, dw, dz};
+    for (int pass = 0; pass < 5; pass++) {
+        const int on = pass > 0;
+        kg_test_attn_prefill_pdl(on);
+        kg_test_attn_pdl(ctx, on);
+        kt_upload(ctx, dx, hx, n * 2);
+        kt_upload(ctx, dw, hw, n * 2);
+        KT_OK(ctx, kg_memset(ctx, dy, 0xff, n * 2));
+        KT_OK(ctx, kg_memset(ctx, dz, 0xff, n * 2));
+        KT_OK(ctx, kg_sync(ctx));
+        KT_OK(ctx, kg_attention(ctx, &ty, NULL, &tx, &tk, &tv, NULL, &causal));
+        cr_assert_eq(kg_test_last_attn_prefill_pdl(), on);
+        KT_OK(ctx, kg_attention(ctx, &tw4, NULL, &ty4, &tk, &tv, NULL, &causal));
+        cr_assert(kg_test_last_attn_variant(ctx) == KG_ATTN_V_DECODE ||
+                      kg_test_last_attn_variant(ctx) == KG_ATTN_V_DECODE2 ||
+                      kg_test_last_attn_variant(ctx) == KG_ATTN_V_DECODE4,
+                  "Sq %d took %s, not a decode variant", SQ, kg_attn_variant_names[kg_test_last_attn_variant(ctx)]);
+        KT_OK(ctx, kg_attention(ctx, &tz, NULL, &tw, &tk, &tv, NULL, &causal));
+        cr_assert_eq(kg_test_last_attn_prefill_pdl(), on);
+        KT_OK(ctx, kg_sync(ctx));
+        for (int c = 0; c < 3; c++) {
+            if (!on) {
+                ref[c] = malloc(n * 2);
+                kt_download(ctx, ref[c], outs[c], n * 2);
+                continue;
+            }
+            kt_download(ctx, got, outs[c], n * 2);
+            cr_assert(memcmp(got, ref[c], n * 2) == 0,
+                      "call %c of the prefill / decode chain differs with programmatic dependent launch (pass %d, "
+                      "seed %llu)",
+                      "AEF"[c], pass, (unsigned long long)kt_seed());
+        }
+    }
+    kg_test_attn_prefill_pdl(0);
+    kg_test_attn_pdl(ctx, 1);
+    for (int c = 0; c < 3; c++)
+        free(ref[c]);
+    free(hx);
+    free(hw);
+    free(got);
+    void *dev[6] = {dx, dk, dv, dy, dw, dz};
+    for (int i = 0; i < 6; i++)
+        kg_free(ctx, dev[i]);
+}
