@@ -425,13 +425,14 @@ static void *driver_entry(const char *name)
 
 static void launch_find(void) { launch_ex = (launch_ex_fn)driver_entry("cuLaunchKernelEx"); }
 
-/* One launch with programmatic dependent launch (compute capability 9.0
-   and up; the kernel waits for the previous grid before any global access),
-   so that its start overlaps the end of the grid before it; `what` names
-   the kernel in an error's message. */
-static kg_status launch_prog(kg_context *ctx, int kernel, dim3 grid, dim3 block, void **argv, size_t smem,
-                             const char *what)
+/* One launch of the decode path: with programmatic dependent launch on
+   compute capability 9.0 and up (the kernels wait for the previous grid
+   before any global access, attention_decode.cuh), so that a launch's start
+   overlaps the end of the grid before it; a test can turn it off. */
+static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, void **argv, size_t smem)
 {
+    if (ctx->cc_major < 9 || ctx->test_force[KGI_TEST_ATTN_PDL] == 0)
+        return kg_launch(ctx, kernel, grid, block, argv, smem);
     cudaKernel_t kern;
     kg_status st = kg_kernel(ctx, kernel, &kern);
     if (st != KG_OK)
@@ -479,30 +480,10 @@ static kg_status launch_prog(kg_context *ctx, int kernel, dim3 grid, dim3 block,
     const cudaError_t err = cudaLaunchKernelExC(&cfg, (const void *)kern, argv);
     if (err != cudaSuccess) {
         cudaGetLastError();
-        return kg_cuda_fail(ctx, err, what);
+        return kg_cuda_fail(ctx, err, "launching an attention decode kernel");
     }
     return KG_OK;
 }
-
-/* One launch of the decode path: with programmatic dependent launch on
-   compute capability 9.0 and up (the kernels wait for the previous grid
-   before any global access, attention_decode.cuh); a test can turn it off. */
-static kg_status launch_pdl(kg_context *ctx, int kernel, dim3 grid, dim3 block, void **argv, size_t smem)
-{
-    if (ctx->cc_major < 9 || ctx->test_force[KGI_TEST_ATTN_PDL] == 0)
-        return kg_launch(ctx, kernel, grid, block, argv, smem);
-    return launch_prog(ctx, kernel, grid, block, argv, smem, "launching an attention decode kernel");
-}
-
-/* kg_test_attn_prefill_pdl (a test and benchmark hook, process-wide; a
-   candidate, session 30): 1 launches the Hopper prefill kernels (sm_90a
-   variants) with programmatic dependent launch (attention_sm90.cuh waits
-   for the grid before, then lets the next one launch); 0 or -1 without,
-   main's launch. */
-static int pf_pdl_force, pf_pdl_last;
-
-void kg_test_attn_prefill_pdl(int on) { __atomic_store_n(&pf_pdl_force, on, __ATOMIC_RELAXED); }
-int kg_test_last_attn_prefill_pdl(void) { return __atomic_load_n(&pf_pdl_last, __ATOMIC_RELAXED); }
 
 /* kg_test_attn_dec_spread (a test and benchmark hook, process-wide): 1 or
    -1 forces the decode launch's one-block-per-multiprocessor padding (below)
@@ -580,6 +561,17 @@ static int queue_force, queue_last;
 
 void kg_test_attn_queue(int on) { __atomic_store_n(&queue_force, on, __ATOMIC_RELAXED); }
 int kg_test_last_attn_queue(void) { return __atomic_load_n(&queue_last, __ATOMIC_RELAXED); }
+
+/* kg_test_attn_xorder (a test and benchmark hook, process-wide; a
+   candidate, session 30, off in main): 1 hands the persistent causal
+   kernels' work tiles out heaviest first in sections of (batch, head) pairs
+   that may span batches (p.splits = the B x Hq pairs ordered together;
+   sections of equal sizes within the same L2 budget, attention_sm90.cuh),
+   rather than within each batch; 0 or -1 main's order. */
+static int xorder_force, xorder_last;
+
+void kg_test_attn_xorder(int on) { __atomic_store_n(&xorder_force, on, __ATOMIC_RELAXED); }
+int kg_test_last_attn_xorder(void) { return __atomic_load_n(&xorder_last, __ATOMIC_RELAXED); }
 
 /* cuTensorMapEncodeTiled, from the driver (looked up once; NULL where the
    driver has none) */
@@ -1045,6 +1037,11 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     if (persist) {
         p.units = (int32_t)(nmb * Hq * B); /* choose_variant checked the range */
         p.hkv = (int32_t)Hq;
+        /* (the candidate order: every (batch, head) pair of the launch in one
+           ordering, so that the sections of heaviest-first tiles run across
+           batches; units < 2^31, so B x Hq fits) */
+        if (p.causal && __atomic_load_n(&xorder_force, __ATOMIC_RELAXED) > 0)
+            p.splits = (int32_t)(B * Hq);
         /* The blocks take their tiles from a queue (two counters of the
            stream's scratch), each the next one (causal: the next heaviest)
            as it starts one, rather than every gridDim.x-th: they end level
@@ -1069,20 +1066,18 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
                       : order ? (dim3){(unsigned)(nmb * Hq), 1, (unsigned)B}
                               : (dim3){(unsigned)nmb, (unsigned)Hq, (unsigned)B};
     const dim3 block = {(unsigned)e->threads, 1, 1};
-    /* the per-block trace (a test hook; the Hopper kernels write it) */
+    /* the per-block (and persistent: per-tile) trace, a test hook; the
+       Hopper kernels write it (attention_sm90.cuh) */
     if (kg_attn_variant_sm90a[variant] && ctx->test_force[KGI_TEST_ATTN_TRACE] > 0)
         p.trace = (unsigned long long *)ctx->test_force[KGI_TEST_ATTN_TRACE];
     void *argv[2] = {&p, &tm};
-    const int pdl = kg_attn_variant_sm90a[variant] && ctx->cc_major >= 9 &&
-                    __atomic_load_n(&pf_pdl_force, __ATOMIC_RELAXED) > 0;
-    st = pdl ? launch_prog(ctx, e->kernel, grid, block, argv, (size_t)e->smem, "launching an attention kernel")
-             : kg_launch(ctx, e->kernel, grid, block, argv, (size_t)e->smem);
+    st = kg_launch(ctx, e->kernel, grid, block, argv, (size_t)e->smem);
     if (st == KG_OK) {
-        __atomic_store_n(&pf_pdl_last, pdl, __ATOMIC_RELAXED);
         ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
         ctx->test_last[KGI_TEST_ATTN_ORDER] = order;
         __atomic_store_n(&tma_last, tm.on, __ATOMIC_RELAXED);
         __atomic_store_n(&queue_last, p.queue != NULL, __ATOMIC_RELAXED);
+        __atomic_store_n(&xorder_last, persist && p.splits > 0, __ATOMIC_RELAXED);
     }
     return st == KG_OK ? kg_ok(ctx) : st;
 }

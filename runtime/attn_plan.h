@@ -259,10 +259,13 @@ KG_API int kg_test_last_attn_tma(void);
 KG_API void kg_test_attn_queue(int on);
 KG_API int kg_test_last_attn_queue(void);
 
-/* The Hopper prefill kernels (sm_90a variants) launched with programmatic
-   dependent launch, process-wide (a candidate, session 30; off in main): 1
-   on, 0 or -1 off (main's launch); whether the last prefill launch took it. */
-KG_API void kg_test_attn_prefill_pdl(int on);
-KG_API int kg_test_last_attn_prefill_pdl(void);
+/* The persistent causal Hopper prefill kernels' tile order, process-wide
+   (a candidate, session 30; off in main): 1 heaviest first in sections of
+   (batch, head) pairs that may span batches (sections of equal sizes, their
+   K + V within the same L2 budget), 0 or -1 main's (sections of heads
+   within each batch);
+   whether the last prefill launch took the candidate's order. */
+KG_API void kg_test_attn_xorder(int on);
+KG_API int kg_test_last_attn_xorder(void);
 
 #endif

@@ -59,16 +59,6 @@ template <int N> __device__ __forceinline__ void wg_wait()
 {
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
-/* Programmatic dependent launch of the prefill kernels (the runtime sets
-   the launch attribute only where asked: kg_test_attn_prefill_pdl,
-   runtime/attention.c): wait until the grids this one depends on have
-   finished and their writes are visible, before any global access; let the
-   grids that depend on this one start launching (they wait in turn). A
-   launch without the attribute has no grid to wait for: both return at
-   once. (attention_decode.cuh has its own pair, pdl_wait and
-   pdl_launch_dependents, for its kernels.) */
-__device__ __forceinline__ void grid_dep_wait() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
-__device__ __forceinline__ void grid_dep_launch() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
 /* the global nanosecond timer (the prefill trace test hook, p.trace) */
 __device__ __forceinline__ unsigned long long wg_timer()
 {
@@ -286,6 +276,27 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
        major, each batch's tiles in the order grid mode launches them. */
     auto coords = [&](int tile, int &mb, int &h, int &b) {
         int x = tile, H;
+        if (PERSIST && causal && p.splits > 0) {
+            /* (the candidate order, session 30; p.splits 0 in main's
+               launches: kg_test_attn_xorder) the same heaviest-first
+               sections, of the p.splits = B x H (batch, head) pairs of the
+               launch, so that a section may span batches: ceil(P / G)
+               sections of G pairs at most (the same L2 budget) and of equal
+               sizes within one pair (r of q + 1 pairs, then q: no short
+               section left for the end); pair y is head y % H of batch
+               y / H */
+            const int64_t kv = (int64_t)p.sk * D * 4;
+            const int P = p.splits;
+            const int G = (int)max((int64_t)1, min((int64_t)P, ((int64_t)16 << 20) / (kv > 0 ? kv : 1)));
+            const int ns = (P + G - 1) / G, q = P / ns, r = P - q * ns, big = r * (q + 1) * nmb;
+            const int gs = tile < big ? q + 1 : q, t2 = tile < big ? tile : tile - big;
+            const int sec = t2 / (gs * nmb), rem = t2 - sec * gs * nmb;
+            const int y = (tile < big ? 0 : r * (q + 1)) + sec * gs + rem % gs;
+            mb = nmb - 1 - rem / gs;
+            b = y / p.hkv;
+            h = y - b * p.hkv;
+            return;
+        }
         if constexpr (PERSIST) {
             H = p.hkv;
             b = tile / (nmb * H);
@@ -320,14 +331,22 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
 
     const bool tma = tm.on != 0;
     /* p.trace (a test hook, kg_test_attn_trace; NULL in every other launch):
-       4 words a block: its start, when its consumers were past the wait for
-       the grid before (programmatic dependent launch), when its first
-       consumer thread was done, the work tiles it took (globaltimer ns) */
+       4 words a block: its start, when its consumers had their registers
+       (setmaxnreg), when its first consumer thread was done, the work tiles
+       it took (globaltimer ns). PERSIST: then, after the gridDim.x blocks'
+       words, 4 words a work tile (tile_word): when the producer took it (its
+       Q load issued), when the first consumer thread was done with its key
+       tiles (the kernels with the epilogue under the next tile's first S:
+       every S of the tile done, its last P V and epilogue not yet; the
+       others: its epilogue too), the block, its key tiles. */
     /* (its address formed where it is written, from the parameter, so that
        no register holds it across the loops: held, it spilled in the mask
        kernels at D 96-256) */
     auto trace_word = [&](int w) -> unsigned long long & {
         return p.trace[4 * ((int64_t)(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) + w];
+    };
+    auto tile_word = [&](int tile, int w) -> unsigned long long & {
+        return p.trace[4 * ((int64_t)gridDim.x + tile) + w];
     };
     if (p.trace && tid == 0)
         trace_word(0) = wg_timer();
@@ -360,12 +379,6 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             if (PERSIST)
                 tma_prefetch(tm.q);
         }
-        /* (programmatic dependent launch: the set-up above overlapped the
-           end of the grid before; nothing global read or written before
-           it is done, and the next grid may start launching: it waits for
-           this one to finish in turn) */
-        grid_dep_wait();
-        grid_dep_launch();
         /* K and V tiles of one work tile; it0: the tiles streamed before it
            (stage and phase of the rings) */
         auto produce = [&](int mb, int h, int b, int it0) {
@@ -438,6 +451,11 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     next = p.queue ? (int)gridDim.x + atomicAdd(p.queue, 1) : tile + (int)gridDim.x;
                 if (!PC)
                     coords(tile, mb, h, b);
+                if (p.trace && pt == 0) {
+                    tile_word(tile, 0) = wg_timer();
+                    tile_word(tile, 2) = blockIdx.x;
+                    tile_word(tile, 3) = (unsigned)key_tiles(p, causal, mb_row(mb), BM, BN);
+                }
                 if (tma) {
                     /* (SH: rows before the start zero-filled as out of bounds) */
                     tma_tile<BM, DP>(qs ? aQ1 : aQ, tm.q, full_qs(qs), mb_row(mb), h, b);
@@ -480,9 +498,6 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     } else {
         /* ---- consumers ---- */
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
-        /* (programmatic dependent launch: the mask, out and lse only after
-           the grid before has finished) */
-        grid_dep_wait();
         if (p.trace && tid == 0)
             trace_word(1) = wg_timer();
         /* The consumers' steps, shared by consume() (one work tile at a time)
@@ -1069,6 +1084,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             }
             while (tile < p.units) {
                 mainloop(o, s, pa, mx, l, nomask, m0, wr, nt, it0, dq_of(tc));
+                if (p.trace && tid == 0)
+                    tile_word(tile, 1) = wg_timer();
                 if (nt > 0)
                     release(empty_qs(tc & 1)); /* every S = Q K^T of the tile is done */
                 const int nx = tile_of(tc + 1), it1 = it0 + nt;
@@ -1156,6 +1173,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 mbar_wait(full_qs(tc & 1), (tc >> 1) & 1);
                 landed();
                 it0 += consume(mb, h, b, it0, tc);
+                if (p.trace && tid == 0)
+                    tile_word(tile, 1) = wg_timer();
             }
         } else {
             consume(mb1, h1, b1, 0, 0);

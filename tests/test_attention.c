@@ -59,18 +59,18 @@ Test(attention_validation, a_valid_call_reaches_the_device_check_for_every_dtype
             }
 }
 
-/* session 30's candidate hook (programmatic dependent launch of the Hopper
-   prefill kernels): off unless asked; a call refused before its launch
-   leaves the last launch's flag as it was */
-Test(attention_validation, prefill_pdl_hook_is_off_by_default_and_launches_nothing)
+/* session 30's candidate hook (the persistent causal kernels' tiles
+   ordered across batches): off unless asked; a call refused before its
+   launch leaves the last launch's flag as it was */
+Test(attention_validation, prefill_xorder_hook_is_off_by_default_and_launches_nothing)
 {
-    cr_assert_eq(kg_test_last_attn_prefill_pdl(), 0);
-    kg_test_attn_prefill_pdl(1);
+    cr_assert_eq(kg_test_last_attn_xorder(), 0);
+    kg_test_attn_xorder(1);
     call_t c = valid_call(KG_BF16, 64);
     kg_attention_opts o = {0.f, 1};
     cr_assert_eq(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, &o), KG_ERR_NO_DEVICE);
-    cr_assert_eq(kg_test_last_attn_prefill_pdl(), 0);
-    kg_test_attn_prefill_pdl(0);
+    cr_assert_eq(kg_test_last_attn_xorder(), 0);
+    kg_test_attn_xorder(0);
 }
 
 Test(attention_validation, null_arguments)
@@ -2439,225 +2439,223 @@ Test(attention, captured_in_a_cuda_graph_and_replayed)
     kg_free(ctx, dout);
 }
 
-/* ---- Session 30's candidate: programmatic dependent launch of the Hopper
-   prefill kernels (kg_test_attn_prefill_pdl; off in main) ---------------- */
+/* ---- Session 30: the persistent Hopper kernels' per-tile trace and the
+   candidate tile order across batches (kg_test_attn_xorder; off in main) -- */
 
-/* Every sm_90a prefill variant generated for each case, forced and launched
-   with programmatic dependent launch, against the float64 reference with
-   lse (run_case_once). */
-static void pdl_reference(const acase *cs, int n)
+static int is_persist_variant(int v)
 {
-    kg_test_attn_prefill_pdl(1);
+    return v == KG_ATTN_V_HOPPER_PERSIST || v == KG_ATTN_V_HOPPER_PERSIST_PP || v == KG_ATTN_V_HOPPER_PERSIST_BASE ||
+           v == KG_ATTN_V_HOPPER_PERSIST_F2;
+}
+
+/* Every persistent variant generated for each causal case, forced, with the
+   candidate order, against the float64 reference with lse (run_case_once). */
+static void xorder_reference(const acase *cs, int n)
+{
+    kg_test_attn_xorder(1);
     for (int i = 0; i < n; i++) {
         const acase *c = &cs[i];
         int slot = 0;
         while (slot < 4 && DIMS[slot] != c->D)
             slot++;
-        const kg_attn_kind kind = c->mask ? KG_ATTN_MASK : c->causal ? KG_ATTN_CAUSAL : KG_ATTN_NONE;
         int taken = 0;
         for (int v = 0; v < KG_ATTN_V_COUNT; v++) {
-            if (!kg_attn_variant_sm90a[v] || kg_attn_table[v][c->dt][slot][kind].threads == 0)
+            if (!is_persist_variant(v) || kg_attn_table[v][c->dt][slot][KG_ATTN_CAUSAL].threads == 0)
                 continue;
             kg_test_force_attn_variant(ctx, v);
             run_case_once(c);
             cr_assert_eq(kg_test_last_attn_variant(ctx), v, "forcing the %s variant did not take",
                          kg_attn_variant_names[v]);
-            cr_assert_eq(kg_test_last_attn_prefill_pdl(), 1, "%s: launched without programmatic dependent launch",
+            cr_assert_eq(kg_test_last_attn_xorder(), 1, "%s: launched without the candidate order",
                          kg_attn_variant_names[v]);
             taken++;
         }
-        cr_assert_gt(taken, 0, "case %d: no Hopper variant generated", i);
+        cr_assert_gt(taken, 0, "case %d: no persistent variant generated", i);
     }
     kg_test_force_attn_variant(ctx, -1);
-    kg_test_attn_prefill_pdl(0);
-    /* off again: main's launch */
-    const acase c = {KG_BF16, 1, 2, 2, 130, 130, 64, 1, MASK_NONE, 0, 0, 0.f};
+    kg_test_attn_xorder(0);
+    /* off again: main's order */
+    const acase c = {KG_BF16, 2, 2, 2, 130, 130, 64, 1, MASK_NONE, 0, 0, 0.f};
     run_case_once(&c);
-    cr_assert_eq(kg_test_last_attn_prefill_pdl(), 0);
+    cr_assert_eq(kg_test_last_attn_xorder(), 0);
 }
 
-/* D 32-256, causal and not, GQA, lengths off the tiles, Sq != Sk both ways
-   (rows that see no key: 0 and lse -inf), a [B,S,H,D] view */
-Test(attention, prefill_pdl_matches_reference)
+/* D 32-128, B 2-5 (the order runs across batches), GQA and MQA, lengths off
+   the tiles, Sq != Sk both ways (rows that see no key: 0 and lse -inf), a
+   [B,S,H,D] view */
+Test(attention, prefill_xorder_matches_reference)
 {
     if (!on_sm90())
         cr_skip_test("the Hopper variants run on compute capability 9.0 only");
-    const acase cs[7] = {
-        {KG_BF16, 2, 4, 2, 333, 333, 64, 1, MASK_NONE, 0, 0, 0.f},
-        {KG_F16, 1, 3, 3, 200, 517, 128, 1, MASK_NONE, 0, 1, 0.f},
-        {KG_BF16, 1, 4, 1, 450, 260, 96, 1, MASK_NONE, 0, 0, 0.f},
-        {KG_F16, 2, 2, 2, 390, 390, 256, 0, MASK_NONE, 0, 0, 0.f},
-        {KG_BF16, 1, 4, 2, 300, 301, 32, 0, MASK_NONE, 0, 0, 0.f},
-        {KG_F16, 1, 6, 2, 700, 700, 64, 0, MASK_NONE, 0, 0, 0.f},
-        {KG_BF16, 1, 4, 4, 389, 389, 256, 1, MASK_NONE, 0, 0, 0.f},
+    const acase cs[6] = {
+        {KG_BF16, 3, 4, 2, 333, 333, 64, 1, MASK_NONE, 0, 0, 0.f},
+        {KG_F16, 2, 3, 3, 200, 517, 128, 1, MASK_NONE, 0, 1, 0.f},
+        {KG_BF16, 2, 4, 1, 450, 260, 96, 1, MASK_NONE, 0, 0, 0.f},
+        {KG_BF16, 5, 2, 1, 300, 301, 32, 1, MASK_NONE, 0, 0, 0.f},
+        {KG_F16, 2, 6, 2, 700, 700, 64, 1, MASK_NONE, 0, 1, 0.f},
+        {KG_BF16, 4, 3, 3, 640, 640, 128, 1, MASK_NONE, 0, 0, 0.f},
     };
-    pdl_reference(cs, 7);
+    xorder_reference(cs, 6);
 }
 
-/* the additive mask (read by the consumer warpgroups), causal and not */
-Test(attention, prefill_pdl_matches_reference_masked)
+/* A persistent causal launch (variant v forced; -1 the runtime's) in main's
+   order and in the candidate's, each traced (kg_test_attn_trace: 4 words a
+   block, then 4 a work tile) and once untraced: the four outputs and lse
+   bit for bit the same (the tiles' arithmetic does not depend on the order;
+   the outputs poisoned first, so a tile not taken shows), and each trace
+   says every work tile was taken exactly once: every tile's record written
+   (taken, done, a block of the grid), the blocks' tile counts summing to
+   the tiles, every block's stamps in order, the tiles' key-tile counts
+   those of the launch's query blocks (B x Hq of each), no word past the
+   grid and the tiles. */
+static void xorder_bits_and_tiles(kg_dtype dt, int B, int Hq, int Hkv, int S, int D, int v)
 {
-    if (!on_sm90())
-        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
-    const acase cs[3] = {
-        {KG_F16, 1, 2, 2, 257, 300, 128, 0, MASK_RANDOM, 4, 0, 0.f},
-        {KG_BF16, 2, 2, 1, 300, 300, 64, 1, MASK_PAD, 4, 0, 0.f},
-        {KG_F16, 1, 4, 4, 140, 390, 256, 0, MASK_EMPTY_ROWS, 2, 0, 0.f},
-    };
-    pdl_reference(cs, 3);
-}
-
-/* Calls that depend on each other, launched with programmatic dependent
-   launch one after the other (no host sync between them), each taking the
-   bits the same calls give without it: A y = attn(x); B x = attn(q2) writes
-   the x that A reads (B not causal: its first tiles are head 0's first rows,
-   which causal A, heaviest first, reads last); C z = attn(y) reads what A
-   wrote; D x2 = attn(x) reads what B wrote. Five times directly, then twice
-   as a captured graph. Variant v forced on A, C and D (-1 the runtime's). */
-static void pdl_chain(kg_dtype dt, int B, int H, int S, int D, int v)
-{
-    const int64_t n = (int64_t)B * H * S * D;
-    uint16_t *hx = malloc(n * 2), *hq2 = malloc(n * 2), *ref[4], *got = malloc(n * 2);
-    void *dx = kt_alloc(ctx, n * 2), *dq2 = kt_alloc(ctx, n * 2), *dk = kt_alloc(ctx, n * 2),
-         *dv = kt_alloc(ctx, n * 2), *dy = kt_alloc(ctx, n * 2), *dz = kt_alloc(ctx, n * 2),
-         *dx2 = kt_alloc(ctx, n * 2);
-    for (int64_t i = 0; i < n; i++) {
-        hx[i] = dt == KG_F16 ? kt_to_f16(kt_uniform(&rng, -2, 2)) : kt_to_bf16(kt_uniform(&rng, -2, 2));
-        hq2[i] = dt == KG_F16 ? kt_to_f16(kt_uniform(&rng, -2, 2)) : kt_to_bf16(kt_uniform(&rng, -2, 2));
+    int sms = 0, slot = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, NULL, NULL, &sms));
+    while (slot < 4 && DIMS[slot] != D)
+        slot++;
+    const int64_t nq = (int64_t)B * Hq * S * D, nk = (int64_t)B * Hkv * S * D, nl = (int64_t)B * Hq * S;
+    uint16_t *h = malloc((nq > nk ? nq : nk) * 2), *o[2] = {malloc(nq * 2), malloc(nq * 2)};
+    float *l[2] = {malloc(nl * 4), malloc(nl * 4)};
+    void *dq = kt_alloc(ctx, nq * 2), *dk = kt_alloc(ctx, nk * 2), *dv = kt_alloc(ctx, nk * 2),
+         *dout = kt_alloc(ctx, nq * 2), *dl = kt_alloc(ctx, nl * 4);
+    for (int t = 0; t < 3; t++) {
+        const int64_t n = t == 0 ? nq : nk;
+        for (int64_t i = 0; i < n; i++)
+            h[i] = dt == KG_F16 ? kt_to_f16(kt_uniform(&rng, -2, 2)) : kt_to_bf16(kt_uniform(&rng, -2, 2));
+        kt_upload(ctx, t == 0 ? dq : t == 1 ? dk : dv, h, n * 2);
     }
-    kt_upload(ctx, dq2, hq2, n * 2);
-    kt_upload(ctx, dk, hq2, n * 2);
-    for (int64_t i = 0; i < n; i++)
-        hq2[i] = dt == KG_F16 ? kt_to_f16(kt_uniform(&rng, -1, 1)) : kt_to_bf16(kt_uniform(&rng, -1, 1));
-    kt_upload(ctx, dv, hq2, n * 2);
-    for (int64_t i = 0; i < n; i++)
-        hq2[i] = dt == KG_F16 ? kt_to_f16(kt_uniform(&rng, -2, 2)) : kt_to_bf16(kt_uniform(&rng, -2, 2));
-    kt_upload(ctx, dq2, hq2, n * 2);
-    kg_tensor tx = kg_tensor_contiguous(dx, dt, 4, KT_SHAPE(B, H, S, D)),
-              tq2 = kg_tensor_contiguous(dq2, dt, 4, KT_SHAPE(B, H, S, D)),
-              tk = kg_tensor_contiguous(dk, dt, 4, KT_SHAPE(B, H, S, D)),
-              tv = kg_tensor_contiguous(dv, dt, 4, KT_SHAPE(B, H, S, D)),
-              ty = kg_tensor_contiguous(dy, dt, 4, KT_SHAPE(B, H, S, D)),
-              tz = kg_tensor_contiguous(dz, dt, 4, KT_SHAPE(B, H, S, D)),
-              tx2 = kg_tensor_contiguous(dx2, dt, 4, KT_SHAPE(B, H, S, D));
-    const kg_attention_opts causal = {0.f, 1}, plain = {0.f, 0};
-    void *outs[4] = {dy, dx, dz, dx2};
-    /* the four calls; check: A and B took programmatic dependent launch
-       where asked (want_pdl), and not where not */
-    int want_pdl = 0;
-    const int vs[4] = {v, -1, v, v};
-#define PDL_CHAIN_CALLS(check)                                                                                         \
-    do {                                                                                                               \
-        kg_test_force_attn_variant(ctx, vs[0]);                                                                        \
-        KT_OK(ctx, kg_attention(ctx, &ty, NULL, &tx, &tk, &tv, NULL, &causal));                                        \
-        if (check)                                                                                                     \
-            cr_assert_eq(kg_test_last_attn_prefill_pdl(), want_pdl);                                                   \
-        kg_test_force_attn_variant(ctx, vs[1]);                                                                        \
-        KT_OK(ctx, kg_attention(ctx, &tx, NULL, &tq2, &tk, &tv, NULL, &plain));                                        \
-        if (check)                                                                                                     \
-            cr_assert_eq(kg_test_last_attn_prefill_pdl(), want_pdl);                                                   \
-        kg_test_force_attn_variant(ctx, vs[2]);                                                                        \
-        KT_OK(ctx, kg_attention(ctx, &tz, NULL, &ty, &tk, &tv, NULL, &causal));                                        \
-        kg_test_force_attn_variant(ctx, vs[3]);                                                                        \
-        KT_OK(ctx, kg_attention(ctx, &tx2, NULL, &tx, &tk, &tv, NULL, &causal));                                       \
-        kg_test_force_attn_variant(ctx, -1);                                                                           \
-    } while (0)
-    /* without: the reference bits */
-    kg_test_attn_prefill_pdl(0);
-    kt_upload(ctx, dx, hx, n * 2);
-    KT_OK(ctx, kg_sync(ctx));
-    PDL_CHAIN_CALLS(1);
-    KT_OK(ctx, kg_sync(ctx));
-    for (int c = 0; c < 4; c++) {
-        ref[c] = malloc(n * 2);
-        kt_download(ctx, ref[c], outs[c], n * 2);
-    }
-    kg_test_attn_prefill_pdl(1);
-    want_pdl = 1;
-    for (int rep = 0; rep < 5; rep++) {
-        kt_upload(ctx, dx, hx, n * 2);
-        for (int c = 0; c < 4; c++)
-            if (c != 1)
-                KT_OK(ctx, kg_memset(ctx, outs[c], 0xff, n * 2));
+    kg_tensor tq = kg_tensor_contiguous(dq, dt, 4, KT_SHAPE(B, Hq, S, D)),
+              tk = kg_tensor_contiguous(dk, dt, 4, KT_SHAPE(B, Hkv, S, D)),
+              tv = kg_tensor_contiguous(dv, dt, 4, KT_SHAPE(B, Hkv, S, D)),
+              to = kg_tensor_contiguous(dout, dt, 4, KT_SHAPE(B, Hq, S, D)),
+              tl = kg_tensor_contiguous(dl, KG_F32, 3, KT_SHAPE(B, Hq, S));
+    const kg_attention_opts opts = {0.f, 1};
+    kg_test_force_attn_variant(ctx, v);
+    for (int run = 0; run < 4; run++) {
+        const int xo = run & 1, traced = run < 2;
+        kg_test_attn_xorder(xo);
+        KT_OK(ctx, kg_attention(ctx, &to, &tl, &tq, &tk, &tv, NULL, &opts)); /* (the variant taken, its bm) */
         KT_OK(ctx, kg_sync(ctx));
-        PDL_CHAIN_CALLS(1);
-        KT_OK(ctx, kg_sync(ctx));
-        for (int c = 0; c < 4; c++) {
-            kt_download(ctx, got, outs[c], n * 2);
-            cr_assert(memcmp(got, ref[c], n * 2) == 0,
-                      "%s B=%d H=%d S=%d D=%d %s: call %c of the chain differs with programmatic dependent launch "
-                      "(rep %d, seed %llu)",
-                      kg_dtype_name(dt), B, H, S, D, v >= 0 ? kg_attn_variant_names[v] : "default", "ABCD"[c], rep,
-                      (unsigned long long)kt_seed());
+        const int vv = kg_test_last_attn_variant(ctx);
+        cr_assert(is_persist_variant(vv) && (v < 0 || vv == v), "variant %s", kg_attn_variant_names[vv]);
+        cr_assert_eq(kg_test_last_attn_xorder(), xo);
+        const int bm = kg_attn_table[vv][dt][slot][KG_ATTN_CAUSAL].bm, nmb = (S + bm - 1) / bm,
+                  units = nmb * Hq * B, grid = units < sms ? units : sms;
+        const size_t words = 4 * ((size_t)grid + units) + 64; /* 64 past the end: must stay 0 */
+        unsigned long long *dt_ = NULL, *tr = malloc(words * 8);
+        if (traced) {
+            dt_ = kt_alloc(ctx, words * 8);
+            KT_OK(ctx, kg_memset(ctx, dt_, 0, words * 8));
+            kg_test_attn_trace(ctx, dt_);
         }
-    }
-    /* captured in a graph (programmatic edges), replayed twice */
-    cudaStream_t s;
-    cr_assert_eq(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
-    KT_OK(ctx, kg_set_stream(ctx, (kg_stream)s));
-    cr_assert_eq(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-    PDL_CHAIN_CALLS(0);
-    cudaGraph_t g;
-    cudaGraphExec_t ge;
-    cr_assert_eq(cudaStreamEndCapture(s, &g), cudaSuccess);
-    cr_assert_eq(cudaGraphInstantiate(&ge, g, 0), cudaSuccess);
-    for (int rep = 0; rep < 2; rep++) {
-        kt_upload(ctx, dx, hx, n * 2);
-        for (int c = 0; c < 4; c++)
-            if (c != 1)
-                KT_OK(ctx, kg_memset(ctx, outs[c], 0xff, n * 2));
+        KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
+        KT_OK(ctx, kg_memset(ctx, dl, 0xff, nl * 4));
+        KT_OK(ctx, kg_attention(ctx, &to, &tl, &tq, &tk, &tv, NULL, &opts));
+        kg_test_attn_trace(ctx, NULL);
         KT_OK(ctx, kg_sync(ctx));
-        cr_assert_eq(cudaGraphLaunch(ge, s), cudaSuccess);
-        KT_OK(ctx, kg_sync(ctx));
-        for (int c = 0; c < 4; c++) {
-            kt_download(ctx, got, outs[c], n * 2);
-            cr_assert(memcmp(got, ref[c], n * 2) == 0,
-                      "%s B=%d H=%d S=%d D=%d: call %c of the captured chain differs (replay %d, seed %llu)",
-                      kg_dtype_name(dt), B, H, S, D, "ABCD"[c], rep, (unsigned long long)kt_seed());
+        if (run == 0) {
+            kt_download(ctx, o[0], dout, nq * 2);
+            kt_download(ctx, l[0], dl, nl * 4);
+        } else {
+            kt_download(ctx, o[1], dout, nq * 2);
+            kt_download(ctx, l[1], dl, nl * 4);
+            cr_assert(memcmp(o[0], o[1], nq * 2) == 0 && memcmp(l[0], l[1], nl * 4) == 0,
+                      "%s %s B%d Hq%d Hkv%d S%d D%d: %s%s order: bits differ from the traced main order's",
+                      kg_attn_variant_names[vv], kg_dtype_name(dt), B, Hq, Hkv, S, D, traced ? "traced, " : "",
+                      xo ? "candidate" : "main");
         }
+        if (traced) {
+            kt_download(ctx, tr, dt_, words * 8);
+            /* blocks */
+            unsigned long long tiles = 0;
+            for (int i = 0; i < grid; i++) {
+                const unsigned long long *x = tr + 4 * i;
+                cr_assert(x[0] > 0 && x[0] <= x[1] && x[1] <= x[2] && x[3] >= 1,
+                          "%s xorder %d block %d: stamps %llu %llu %llu, %llu tiles", kg_attn_variant_names[vv], xo, i,
+                          x[0], x[1], x[2], x[3]);
+                tiles += x[3];
+            }
+            cr_assert_eq(tiles, (unsigned long long)units, "%s xorder %d: the blocks took %llu tiles, want %d",
+                         kg_attn_variant_names[vv], xo, tiles, units);
+            /* tiles: each recorded (so each taken: with the counts above,
+               exactly once), by a block of the grid, after its start */
+            int *per_keys = calloc(4096, sizeof(int)), *want_keys = calloc(4096, sizeof(int));
+            const unsigned long long *w = tr + 4 * (size_t)grid;
+            for (int t = 0; t < units; t++) {
+                const unsigned long long *x = w + 4 * t;
+                cr_assert(x[0] > 0 && x[1] >= x[0] && x[2] < (unsigned long long)grid && x[3] < 4096,
+                          "%s xorder %d tile %d of %d: taken %llu, done %llu, block %llu, %llu key tiles",
+                          kg_attn_variant_names[vv], xo, t, units, x[0], x[1], x[2], x[3]);
+                cr_assert(x[0] >= tr[4 * x[2]] && x[1] <= tr[4 * x[2] + 2],
+                          "%s xorder %d tile %d: outside its block's start and end", kg_attn_variant_names[vv], xo, t);
+                per_keys[x[3]]++;
+            }
+            /* the query blocks' key tiles (causal, Sq = Sk; the D 32 / 64
+               three-warpgroup kernels shift the blocks up by the padding) */
+            const int bn = kg_attn_table[vv][dt][slot][KG_ATTN_CAUSAL].bn;
+            const int shift =
+                (vv == KG_ATTN_V_HOPPER_PERSIST || vv == KG_ATTN_V_HOPPER_PERSIST_BASE) && D <= 64 ? nmb * bm - S : 0;
+            for (int mb = 0; mb < nmb; mb++) {
+                int end = mb * bm - shift + bm;
+                end = end < S ? end : S;
+                want_keys[end > 0 ? (end + bn - 1) / bn : 0] += B * Hq;
+            }
+            for (int k = 0; k < 4096; k++)
+                cr_assert_eq(per_keys[k], want_keys[k], "%s xorder %d: %d tiles of %d key tiles, want %d",
+                             kg_attn_variant_names[vv], xo, per_keys[k], k, want_keys[k]);
+            for (size_t i = 4 * ((size_t)grid + units); i < words; i++)
+                cr_assert_eq(tr[i], 0ull, "%s: a word past the tiles written", kg_attn_variant_names[vv]);
+            free(per_keys);
+            free(want_keys);
+            kg_free(ctx, dt_);
+        }
+        free(tr);
     }
-#undef PDL_CHAIN_CALLS
-    cudaGraphExecDestroy(ge);
-    cudaGraphDestroy(g);
-    KT_OK(ctx, kg_set_stream(ctx, NULL));
-    cudaStreamDestroy(s);
-    kg_test_attn_prefill_pdl(0);
-    for (int c = 0; c < 4; c++)
-        free(ref[c]);
-    free(hx);
-    free(hq2);
-    free(got);
-    void *dev[7] = {dx, dq2, dk, dv, dy, dz, dx2};
-    for (int i = 0; i < 7; i++)
+    kg_test_force_attn_variant(ctx, -1);
+    kg_test_attn_xorder(0);
+    free(h);
+    free(o[0]);
+    free(o[1]);
+    free(l[0]);
+    free(l[1]);
+    void *dev[5] = {dq, dk, dv, dout, dl};
+    for (int i = 0; i < 5; i++)
         kg_free(ctx, dev[i]);
 }
 
-/* the persistent D 64 default with its work queue (B 1 H 16 S 2048: 176
-   work tiles on the multiprocessors), D 128 (the persistent f2 kernel where
-   not causal, the plain persistent one causal), D 256 on the grid kernel
-   (several waves), and the grid kernel at D 64 forced */
-Test(attention, prefill_pdl_orders_dependent_calls)
+/* The round's shape (B 4 H 16 S 1k D 64: one section of all 64 pairs), and
+   shapes whose sections of pairs (16 MB of K + V at most) cut across
+   batches: B 3 Hq 4 Hkv 2 S 8200 D 64 (G 7: two sections of 6 of the 12
+   pairs; the shifted first block), f16 B 2 Hq 7 S 6000 D 128 (the f2
+   kernel, the runtime's beyond 4096 keys; G 5: sections of 5, 5 and 4 of
+   14); every persistent variant at D 64-128 forced on a short shape
+   (ping-pong at D 96 / 128, base, f2). */
+Test(attention, prefill_xorder_bits_and_every_tile_once)
 {
     if (!on_sm90())
         cr_skip_test("the Hopper variants run on compute capability 9.0 only");
-    pdl_chain(KG_BF16, 1, 16, 2048, 64, -1);
-    pdl_chain(KG_F16, 2, 16, 1024, 128, -1);
-    pdl_chain(KG_BF16, 2, 16, 1024, 256, -1);
-    pdl_chain(KG_F16, 1, 16, 2048, 64, KG_ATTN_V_HOPPER);
+    xorder_bits_and_tiles(KG_BF16, 4, 16, 16, 1024, 64, -1);
+    xorder_bits_and_tiles(KG_BF16, 3, 4, 2, 8200, 64, KG_ATTN_V_HOPPER_PERSIST);
+    xorder_bits_and_tiles(KG_F16, 2, 7, 7, 6000, 128, KG_ATTN_V_HOPPER_PERSIST_F2);
+    const int ds[3] = {64, 96, 128};
+    for (int i = 0; i < 3; i++) {
+        int slot = 0;
+        while (slot < 4 && DIMS[slot] != ds[i])
+            slot++;
+        for (int v = 0; v < KG_ATTN_V_COUNT; v++)
+            if (is_persist_variant(v) && kg_attn_table[v][KG_BF16][slot][KG_ATTN_CAUSAL].threads != 0)
+                xorder_bits_and_tiles(KG_BF16, 3, 4, 2, 1100, ds[i], v);
+    }
 }
 
-/* The prefill trace hook (kg_test_attn_trace on the Hopper kernels, for the
-   bench's ramp and drain figures): the persistent D 64 causal default's
-   blocks took every work tile once between them (B 2 H 16 S 1024: 192
-   tiles of 192 rows), the grid kernel's (256 blocks of 128 rows) one each; every block's stamps in order; with
-   and without programmatic dependent launch; the output's bits the same as
-   without the trace. */
-Test(attention, prefill_trace_hook_counts_every_tile)
+/* The prefill trace hook on a grid kernel (one work tile a block; no tile
+   words): every block's stamps in order, one tile each, no block past the
+   grid traced, the bits those of the untraced call. */
+Test(attention, prefill_trace_hook_grid_kernel)
 {
     if (!on_sm90())
         cr_skip_test("the Hopper variants run on compute capability 9.0 only");
-    int sms = 0;
-    KT_OK(ctx, kg_device_info(ctx, NULL, 0, NULL, NULL, &sms));
     const int B = 2, H = 16, S = 1024, D = 64;
     const int64_t n = (int64_t)B * H * S * D;
     uint16_t *h = malloc(n * 2), *o1 = malloc(n * 2), *o2 = malloc(n * 2);
@@ -2674,134 +2672,36 @@ Test(attention, prefill_trace_hook_counts_every_tile)
               to = kg_tensor_contiguous(dout, KG_BF16, 4, KT_SHAPE(B, H, S, D));
     const kg_attention_opts o = {0.f, 1};
     unsigned long long *tr = malloc(4 * 8 * 4096);
-    const int vs[2] = {-1, KG_ATTN_V_HOPPER};
-    for (int w = 0; w < 2; w++)
-        for (int pdl = 0; pdl < 2; pdl++) {
-            kg_test_force_attn_variant(ctx, vs[w]);
-            kg_test_attn_prefill_pdl(pdl);
-            KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, &o));
-            KT_OK(ctx, kg_sync(ctx));
-            const int v = kg_test_last_attn_variant(ctx);
-            cr_assert(w == 0 ? v == KG_ATTN_V_HOPPER_PERSIST : v == KG_ATTN_V_HOPPER, "variant %s",
-                      kg_attn_variant_names[v]);
-            kt_download(ctx, o1, dout, n * 2);
-            KT_OK(ctx, kg_memset(ctx, dt, 0, 4 * 8 * 4096));
-            KT_OK(ctx, kg_memset(ctx, dout, 0xff, n * 2));
-            kg_test_attn_trace(ctx, dt);
-            KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, &o));
-            kg_test_attn_trace(ctx, NULL);
-            KT_OK(ctx, kg_sync(ctx));
-            cr_assert_eq(kg_test_last_attn_prefill_pdl(), pdl);
-            kt_download(ctx, o2, dout, n * 2);
-            cr_assert(memcmp(o1, o2, n * 2) == 0, "%s pdl %d: the traced call's bits differ",
-                      kg_attn_variant_names[v], pdl);
-            kt_download(ctx, tr, dt, 4 * 8 * 4096);
-            /* work tiles: query blocks (192 rows persistent, 128 grid) x H x B;
-               persistent: min(tiles, sms) blocks, grid: one a tile */
-            const int bm = kg_attn_table[v][KG_BF16][1][KG_ATTN_CAUSAL].bm, units = (S + bm - 1) / bm * H * B;
-            const int blocks = w == 0 ? (sms < units ? sms : units) : units;
-            unsigned long long tiles = 0;
-            for (int i = 0; i < 4096; i++) {
-                const unsigned long long *x = tr + 4 * i;
-                if (i >= blocks) {
-                    cr_assert(x[0] == 0 && x[1] == 0 && x[2] == 0 && x[3] == 0, "%s: block %d of %d traced",
-                              kg_attn_variant_names[v], i, blocks);
-                    continue;
-                }
-                cr_assert(x[0] > 0 && x[0] <= x[1] && x[1] <= x[2], "%s pdl %d block %d: stamps %llu %llu %llu",
-                          kg_attn_variant_names[v], pdl, i, x[0], x[1], x[2]);
-                cr_assert(x[3] >= 1, "%s block %d: %llu tiles", kg_attn_variant_names[v], i, x[3]);
-                tiles += x[3];
-            }
-            cr_assert_eq(tiles, (unsigned long long)units, "%s pdl %d: the blocks took %llu tiles, want %d",
-                         kg_attn_variant_names[v], pdl, tiles, units);
+    kg_test_force_attn_variant(ctx, KG_ATTN_V_HOPPER);
+    KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, &o));
+    KT_OK(ctx, kg_sync(ctx));
+    cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_HOPPER);
+    kt_download(ctx, o1, dout, n * 2);
+    KT_OK(ctx, kg_memset(ctx, dt, 0, 4 * 8 * 4096));
+    KT_OK(ctx, kg_memset(ctx, dout, 0xff, n * 2));
+    kg_test_attn_trace(ctx, dt);
+    KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, &o));
+    kg_test_attn_trace(ctx, NULL);
+    KT_OK(ctx, kg_sync(ctx));
+    kt_download(ctx, o2, dout, n * 2);
+    cr_assert(memcmp(o1, o2, n * 2) == 0, "the traced call's bits differ");
+    kt_download(ctx, tr, dt, 4 * 8 * 4096);
+    const int bm = kg_attn_table[KG_ATTN_V_HOPPER][KG_BF16][1][KG_ATTN_CAUSAL].bm, blocks = (S + bm - 1) / bm * H * B;
+    for (int i = 0; i < 4096; i++) {
+        const unsigned long long *x = tr + 4 * i;
+        if (i >= blocks) {
+            cr_assert(x[0] == 0 && x[1] == 0 && x[2] == 0 && x[3] == 0, "block %d of %d traced", i, blocks);
+            continue;
         }
+        cr_assert(x[0] > 0 && x[0] <= x[1] && x[1] <= x[2] && x[3] == 1, "block %d: stamps %llu %llu %llu, %llu tiles",
+                  i, x[0], x[1], x[2], x[3]);
+    }
     kg_test_force_attn_variant(ctx, -1);
-    kg_test_attn_prefill_pdl(0);
     free(h);
     free(o1);
     free(o2);
     free(tr);
     void *dev[5] = {dq, dk, dv, dout, dt};
     for (int i = 0; i < 5; i++)
-        kg_free(ctx, dev[i]);
-}
-
-/* Prefill (PDL asked) and decode (PDL by default) calls in one chain, each
-   reading what the one before wrote, no host sync between them: A y =
-   attn(x) prefill causal; E a decode call (Sq 4, causal) whose q is the
-   first 4 rows of y and whose out is the first 4 rows of buffer w; F z =
-   attn(w) prefill (w's other rows uploaded). Bit for bit the same chain
-   with both launches plain, 4 times. */
-Test(attention, prefill_pdl_with_decode_calls)
-{
-    if (!on_sm90())
-        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
-    const int B = 2, H = 16, S = 1500, D = 128, SQ = 4;
-    const int64_t n = (int64_t)B * H * S * D;
-    uint16_t *hx = malloc(n * 2), *hw = malloc(n * 2), *ref[3], *got = malloc(n * 2);
-    void *dx = kt_alloc(ctx, n * 2), *dk = kt_alloc(ctx, n * 2), *dv = kt_alloc(ctx, n * 2),
-         *dy = kt_alloc(ctx, n * 2), *dw = kt_alloc(ctx, n * 2), *dz = kt_alloc(ctx, n * 2);
-    for (int t = 0; t < 4; t++) {
-        for (int64_t i = 0; i < n; i++)
-            hw[i] = kt_to_bf16(kt_uniform(&rng, t == 2 ? -1 : -2, t == 2 ? 1 : 2));
-        if (t == 0)
-            memcpy(hx, hw, n * 2);
-        else if (t < 3)
-            kt_upload(ctx, t == 1 ? dk : dv, hw, n * 2);
-    }
-    kg_tensor tx = kg_tensor_contiguous(dx, KG_BF16, 4, KT_SHAPE(B, H, S, D)),
-              tk = kg_tensor_contiguous(dk, KG_BF16, 4, KT_SHAPE(B, H, S, D)),
-              tv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B, H, S, D)),
-              ty = kg_tensor_contiguous(dy, KG_BF16, 4, KT_SHAPE(B, H, S, D)),
-              tw = kg_tensor_contiguous(dw, KG_BF16, 4, KT_SHAPE(B, H, S, D)),
-              tz = kg_tensor_contiguous(dz, KG_BF16, 4, KT_SHAPE(B, H, S, D));
-    /* the first SQ rows of y and of w: [B, H, SQ, D] views with their strides */
-    kg_tensor ty4 = ty, tw4 = tw;
-    ty4.shape[2] = SQ;
-    tw4.shape[2] = SQ;
-    const kg_attention_opts causal = {0.f, 1};
-    void *outs[3] = {dy, dw, dz};
-    for (int pass = 0; pass < 5; pass++) {
-        const int on = pass > 0;
-        kg_test_attn_prefill_pdl(on);
-        kg_test_attn_pdl(ctx, on);
-        kt_upload(ctx, dx, hx, n * 2);
-        kt_upload(ctx, dw, hw, n * 2);
-        KT_OK(ctx, kg_memset(ctx, dy, 0xff, n * 2));
-        KT_OK(ctx, kg_memset(ctx, dz, 0xff, n * 2));
-        KT_OK(ctx, kg_sync(ctx));
-        KT_OK(ctx, kg_attention(ctx, &ty, NULL, &tx, &tk, &tv, NULL, &causal));
-        cr_assert_eq(kg_test_last_attn_prefill_pdl(), on);
-        KT_OK(ctx, kg_attention(ctx, &tw4, NULL, &ty4, &tk, &tv, NULL, &causal));
-        cr_assert(kg_test_last_attn_variant(ctx) == KG_ATTN_V_DECODE ||
-                      kg_test_last_attn_variant(ctx) == KG_ATTN_V_DECODE2 ||
-                      kg_test_last_attn_variant(ctx) == KG_ATTN_V_DECODE4,
-                  "Sq %d took %s, not a decode variant", SQ, kg_attn_variant_names[kg_test_last_attn_variant(ctx)]);
-        KT_OK(ctx, kg_attention(ctx, &tz, NULL, &tw, &tk, &tv, NULL, &causal));
-        cr_assert_eq(kg_test_last_attn_prefill_pdl(), on);
-        KT_OK(ctx, kg_sync(ctx));
-        for (int c = 0; c < 3; c++) {
-            if (!on) {
-                ref[c] = malloc(n * 2);
-                kt_download(ctx, ref[c], outs[c], n * 2);
-                continue;
-            }
-            kt_download(ctx, got, outs[c], n * 2);
-            cr_assert(memcmp(got, ref[c], n * 2) == 0,
-                      "call %c of the prefill / decode chain differs with programmatic dependent launch (pass %d, "
-                      "seed %llu)",
-                      "AEF"[c], pass, (unsigned long long)kt_seed());
-        }
-    }
-    kg_test_attn_prefill_pdl(0);
-    kg_test_attn_pdl(ctx, 1);
-    for (int c = 0; c < 3; c++)
-        free(ref[c]);
-    free(hx);
-    free(hw);
-    free(got);
-    void *dev[6] = {dx, dk, dv, dy, dw, dz};
-    for (int i = 0; i < 6; i++)
         kg_free(ctx, dev[i]);
 }
