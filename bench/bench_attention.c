@@ -23,11 +23,12 @@
  * many B x Hkv (K+V up to 2.2 GB), KG_BENCH_DEC_SMALL=<MB> small grids
  * instead (B x Hkv up to 16, groups 1-32, Sk 1000-65536, K+V up to MB);
  * KG_BENCH_DEC_ROWS=<dtype:B:Hq:Hkv:Sk:D,...> those decode rows too;
- * KG_BENCH_XORDER=1 times each persistent causal Hopper prefill row's
- * default and the same with its tiles ordered across batches in turn
- * (session 30's candidate, "xorder"); KG_BENCH_PTRACE=1 prints each Hopper
- * prefill row's per-block and per-tile trace (ptrace_call; both orders
- * where the candidate runs);
+ * KG_BENCH_XORDER=1 times each persistent Hopper prefill row's default and
+ * session 30's candidates in turn: causal, "xorder" (tiles ordered across
+ * batches), "late" (the next tile taken once the current one's loads are
+ * issued) and "both"; not causal, "late"; KG_BENCH_PTRACE=1 prints each
+ * Hopper prefill row's per-block and per-tile trace (ptrace_call; each of
+ * those configurations where they were timed);
  * KG_BENCH_DEC_FILL=1 times short-query
  * rows again without the planner's fill of waves; KG_BENCH_DEC_SPREAD=1
  * times short-query rows again with the one-block-per-multiprocessor
@@ -916,27 +917,38 @@ int main(void)
                 printf(" | %s %.1f us", kg_attn_variant_names[alt[i]], best[i + 1]);
             printf("\n");
         }
-        /* $KG_BENCH_XORDER=1 (session 30's candidate): a persistent causal
+        /* $KG_BENCH_XORDER=1 (session 30's candidates): a persistent
            Hopper default and the same with its tiles ordered across
-           batches (kg_test_attn_xorder), timed in turn, three rounds, the
-           fastest round of each; printed as KG_BENCH_VS prints, the
-           candidate named "xorder" (bench/attn_ab_table.py) */
+           batches (causal only: kg_test_attn_xorder), with the late claim
+           (kg_test_attn_lclaim) and with both, timed in turn, three rounds,
+           the fastest round of each; printed as KG_BENCH_VS prints, the
+           candidates named "xorder", "late", "both"
+           (bench/attn_ab_table.py) */
         const int persist = variant == KG_ATTN_V_HOPPER_PERSIST || variant == KG_ATTN_V_HOPPER_PERSIST_PP ||
                             variant == KG_ATTN_V_HOPPER_PERSIST_BASE || variant == KG_ATTN_V_HOPPER_PERSIST_F2;
-        const int xo = getenv("KG_BENCH_XORDER") && atoi(getenv("KG_BENCH_XORDER")) == 1 && persist && bc.causal;
-        double xbest[2] = {1e30, 1e30};
+        const int xo = getenv("KG_BENCH_XORDER") && atoi(getenv("KG_BENCH_XORDER")) == 1 && persist;
+        static const char *const xname[4] = {"default", "xorder", "late", "both"};
+        /* configurations: bit 0 xorder, bit 1 late claim */
+        int xcfg[4] = {0, 2, 0, 0}, nx = 1;
+        if (xo)
+            nx = bc.causal ? 4 : 2;
+        if (xo && bc.causal)
+            xcfg[1] = 1, xcfg[2] = 2, xcfg[3] = 3;
+        double xbest[4] = {1e30, 1e30, 1e30, 1e30};
         int xtook = 1;
         for (int round = 0; xo && round < 3; round++)
-            for (int i = 0; i < 2; i++) {
-                kg_test_attn_xorder(i);
+            for (int i = 0; i < nx; i++) {
+                kg_test_attn_xorder(xcfg[i] & 1);
+                kg_test_attn_lclaim(xcfg[i] >> 1);
                 run(&c);
-                xtook = xtook && kg_test_last_attn_xorder() == i;
+                xtook = xtook && kg_test_last_attn_xorder() == (xcfg[i] & 1) &&
+                        kg_test_last_attn_lclaim() == (xcfg[i] >> 1);
                 const double t = bench_time_us(ctx, run, &c, inner, 5);
                 xbest[i] = t < xbest[i] ? t : xbest[i];
             }
-        /* $KG_BENCH_PTRACE: the Hopper prefill rows' trace (both orders
-           where the candidate was timed); persistent: a block per
-           multiprocessor up to the tiles */
+        /* $KG_BENCH_PTRACE: the Hopper prefill rows' trace (each
+           configuration timed); persistent: a block per multiprocessor up
+           to the tiles */
         if (getenv("KG_BENCH_PTRACE") && !is_decode_variant(variant) && kg_attn_variant_sm90a[variant] &&
             (int64_t)B * Hq * ((Sq + 63) / 64) <= 1 << 16) {
             int sms = 0, slot = 0;
@@ -946,17 +958,21 @@ int main(void)
             const int bm = kg_attn_table[variant][dt][slot][bc.causal ? KG_ATTN_CAUSAL : KG_ATTN_NONE].bm;
             const int units = persist && bm > 0 ? (int)(((int64_t)Sq + bm - 1) / bm * Hq * B) : 0;
             const int grid = persist ? (units < sms ? units : sms) : 0;
-            for (int i = 0; i < (xo ? 2 : 1); i++) {
-                kg_test_attn_xorder(i);
-                ptrace_call(&c, i ? "xorder" : "default", xo ? xbest[i] : us, grid, units);
+            for (int i = 0; i < nx; i++) {
+                kg_test_attn_xorder(xcfg[i] & 1);
+                kg_test_attn_lclaim(xcfg[i] >> 1);
+                ptrace_call(&c, xname[xcfg[i]], xo ? xbest[i] : us, grid, units);
             }
         }
         kg_test_attn_xorder(0);
-        if (xo && xtook)
-            printf("      in turn, best of 3: default (%s) %.1f us | xorder %.1f us\n", kg_attn_variant_names[variant],
-                   xbest[0], xbest[1]);
-        else if (xo)
-            printf("      xorder: the launch did not take it\n");
+        kg_test_attn_lclaim(0);
+        if (xo && xtook) {
+            printf("      in turn, best of 3: default (%s) %.1f us", kg_attn_variant_names[variant], xbest[0]);
+            for (int i = 1; i < nx; i++)
+                printf(" | %s %.1f us", xname[xcfg[i]], xbest[i]);
+            printf("\n");
+        } else if (xo)
+            printf("      xorder / late: a launch did not take it\n");
         /* $KG_BENCH_QUEUE: a persistent default again with its work queue
            the other way (and each persistent variant below) */
         if (getenv("KG_BENCH_QUEUE") && (variant == KG_ATTN_V_HOPPER_PERSIST || variant == KG_ATTN_V_HOPPER_PERSIST_PP)) {

@@ -573,6 +573,16 @@ static int xorder_force, xorder_last;
 void kg_test_attn_xorder(int on) { __atomic_store_n(&xorder_force, on, __ATOMIC_RELAXED); }
 int kg_test_last_attn_xorder(void) { return __atomic_load_n(&xorder_last, __ATOMIC_RELAXED); }
 
+/* kg_test_attn_lclaim (a test and benchmark hook, process-wide; a
+   candidate, session 30, off in main): 1 has the persistent kernels' blocks
+   take their next work tile once the current one's loads are issued
+   (p.chunk = 1, attention_sm90.cuh) rather than as they start it; 0 or -1
+   main's. */
+static int lclaim_force, lclaim_last;
+
+void kg_test_attn_lclaim(int on) { __atomic_store_n(&lclaim_force, on, __ATOMIC_RELAXED); }
+int kg_test_last_attn_lclaim(void) { return __atomic_load_n(&lclaim_last, __ATOMIC_RELAXED); }
+
 /* cuTensorMapEncodeTiled, from the driver (looked up once; NULL where the
    driver has none) */
 typedef CUresult (*tmap_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
@@ -1042,6 +1052,9 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
            batches; units < 2^31, so B x Hq fits) */
         if (p.causal && __atomic_load_n(&xorder_force, __ATOMIC_RELAXED) > 0)
             p.splits = (int32_t)(B * Hq);
+        /* (the candidate late claim) */
+        if (__atomic_load_n(&lclaim_force, __ATOMIC_RELAXED) > 0)
+            p.chunk = 1;
         /* The blocks take their tiles from a queue (two counters of the
            stream's scratch), each the next one (causal: the next heaviest)
            as it starts one, rather than every gridDim.x-th: they end level
@@ -1078,6 +1091,7 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
         __atomic_store_n(&tma_last, tm.on, __ATOMIC_RELAXED);
         __atomic_store_n(&queue_last, p.queue != NULL, __ATOMIC_RELAXED);
         __atomic_store_n(&xorder_last, persist && p.splits > 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&lclaim_last, persist && p.chunk > 0, __ATOMIC_RELAXED);
     }
     return st == KG_OK ? kg_ok(ctx) : st;
 }

@@ -268,4 +268,12 @@ KG_API int kg_test_last_attn_queue(void);
 KG_API void kg_test_attn_xorder(int on);
 KG_API int kg_test_last_attn_xorder(void);
 
+/* The persistent Hopper prefill kernels' blocks take their next work tile
+   once the current one's loads are issued (a candidate, session 30, "late
+   claim"; off in main, where a block takes it as it starts the current
+   one), process-wide: 1 on, 0 or -1 main's; whether the last prefill
+   launch took it. */
+KG_API void kg_test_attn_lclaim(int on);
+KG_API int kg_test_last_attn_lclaim(void);
+
 #endif

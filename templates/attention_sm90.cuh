@@ -423,6 +423,14 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 if (tc >= 2)
                     mbar_wait(empty_qs(qs), ((tc >> 1) - 1) & 1);
                 if (pt == 0) {
+                    /* (late claim: this tile taken only now, once the tile
+                       before has its loads issued, i.e. with at most KS of
+                       its key tiles left to the consumers, rather than as
+                       that one started: a block holds no second tile while
+                       its first runs, so the queue's last tiles go to the
+                       blocks that are free first) */
+                    if (p.chunk > 0 && tc > 0)
+                        next = p.queue ? (int)gridDim.x + atomicAdd(p.queue, 1) : next + (int)gridDim.x;
                     sched[SW * qs] = next;
                     if (PC && next < p.units) {
                         int mb, h, b;
@@ -446,8 +454,10 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     break;
                 }
                 /* the next one, taken now (the atomic's latency hides
-                   behind this tile's loads) */
-                if (pt == 0)
+                   behind this tile's loads); p.chunk > 0 (the candidate
+                   "late claim", session 30; 0 in main's launches:
+                   kg_test_attn_lclaim): below instead */
+                if (pt == 0 && p.chunk <= 0)
                     next = p.queue ? (int)gridDim.x + atomicAdd(p.queue, 1) : tile + (int)gridDim.x;
                 if (!PC)
                     coords(tile, mb, h, b);

@@ -59,18 +59,22 @@ Test(attention_validation, a_valid_call_reaches_the_device_check_for_every_dtype
             }
 }
 
-/* session 30's candidate hook (the persistent causal kernels' tiles
-   ordered across batches): off unless asked; a call refused before its
-   launch leaves the last launch's flag as it was */
+/* session 30's candidate hooks (the persistent causal kernels' tiles
+   ordered across batches; the late claim): off unless asked; a call refused
+   before its launch leaves the last launch's flags as they were */
 Test(attention_validation, prefill_xorder_hook_is_off_by_default_and_launches_nothing)
 {
     cr_assert_eq(kg_test_last_attn_xorder(), 0);
+    cr_assert_eq(kg_test_last_attn_lclaim(), 0);
     kg_test_attn_xorder(1);
+    kg_test_attn_lclaim(1);
     call_t c = valid_call(KG_BF16, 64);
     kg_attention_opts o = {0.f, 1};
     cr_assert_eq(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, &o), KG_ERR_NO_DEVICE);
     cr_assert_eq(kg_test_last_attn_xorder(), 0);
+    cr_assert_eq(kg_test_last_attn_lclaim(), 0);
     kg_test_attn_xorder(0);
+    kg_test_attn_lclaim(0);
 }
 
 Test(attention_validation, null_arguments)
@@ -2448,72 +2452,105 @@ static int is_persist_variant(int v)
            v == KG_ATTN_V_HOPPER_PERSIST_F2;
 }
 
-/* Every persistent variant generated for each causal case, forced, with the
-   candidate order, against the float64 reference with lse (run_case_once). */
-static void xorder_reference(const acase *cs, int n)
+/* Session 30's candidate configurations: bit 0 the tile order across
+   batches (causal launches only), bit 1 the late claim. */
+static void set_xcfg(int cfg)
 {
-    kg_test_attn_xorder(1);
+    kg_test_attn_xorder(cfg & 1);
+    kg_test_attn_lclaim(cfg >> 1 & 1);
+}
+
+/* Every persistent variant generated for each case, forced, in candidate
+   configuration cfg, against the float64 reference with lse
+   (run_case_once). */
+static void xorder_reference(const acase *cs, int n, int cfg)
+{
+    set_xcfg(cfg);
     for (int i = 0; i < n; i++) {
         const acase *c = &cs[i];
         int slot = 0;
         while (slot < 4 && DIMS[slot] != c->D)
             slot++;
+        const kg_attn_kind kind = c->causal ? KG_ATTN_CAUSAL : KG_ATTN_NONE;
         int taken = 0;
         for (int v = 0; v < KG_ATTN_V_COUNT; v++) {
-            if (!is_persist_variant(v) || kg_attn_table[v][c->dt][slot][KG_ATTN_CAUSAL].threads == 0)
+            if (!is_persist_variant(v) || kg_attn_table[v][c->dt][slot][kind].threads == 0)
                 continue;
             kg_test_force_attn_variant(ctx, v);
             run_case_once(c);
             cr_assert_eq(kg_test_last_attn_variant(ctx), v, "forcing the %s variant did not take",
                          kg_attn_variant_names[v]);
-            cr_assert_eq(kg_test_last_attn_xorder(), 1, "%s: launched without the candidate order",
-                         kg_attn_variant_names[v]);
+            cr_assert_eq(kg_test_last_attn_xorder(), (cfg & 1) && c->causal, "%s: the order across batches %s",
+                         kg_attn_variant_names[v], (cfg & 1) && c->causal ? "not taken" : "taken though off");
+            cr_assert_eq(kg_test_last_attn_lclaim(), cfg >> 1 & 1, "%s: the late claim %s", kg_attn_variant_names[v],
+                         cfg >> 1 & 1 ? "not taken" : "taken though off");
             taken++;
         }
         cr_assert_gt(taken, 0, "case %d: no persistent variant generated", i);
     }
     kg_test_force_attn_variant(ctx, -1);
-    kg_test_attn_xorder(0);
-    /* off again: main's order */
+    set_xcfg(0);
+    /* off again: main's order and claim */
     const acase c = {KG_BF16, 2, 2, 2, 130, 130, 64, 1, MASK_NONE, 0, 0, 0.f};
     run_case_once(&c);
     cr_assert_eq(kg_test_last_attn_xorder(), 0);
+    cr_assert_eq(kg_test_last_attn_lclaim(), 0);
 }
 
 /* D 32-128, B 2-5 (the order runs across batches), GQA and MQA, lengths off
    the tiles, Sq != Sk both ways (rows that see no key: 0 and lse -inf), a
    [B,S,H,D] view */
+static const acase xorder_cases[6] = {
+    {KG_BF16, 3, 4, 2, 333, 333, 64, 1, MASK_NONE, 0, 0, 0.f},
+    {KG_F16, 2, 3, 3, 200, 517, 128, 1, MASK_NONE, 0, 1, 0.f},
+    {KG_BF16, 2, 4, 1, 450, 260, 96, 1, MASK_NONE, 0, 0, 0.f},
+    {KG_BF16, 5, 2, 1, 300, 301, 32, 1, MASK_NONE, 0, 0, 0.f},
+    {KG_F16, 2, 6, 2, 700, 700, 64, 1, MASK_NONE, 0, 1, 0.f},
+    {KG_BF16, 4, 3, 3, 640, 640, 128, 1, MASK_NONE, 0, 0, 0.f},
+};
+
 Test(attention, prefill_xorder_matches_reference)
 {
     if (!on_sm90())
         cr_skip_test("the Hopper variants run on compute capability 9.0 only");
-    const acase cs[6] = {
-        {KG_BF16, 3, 4, 2, 333, 333, 64, 1, MASK_NONE, 0, 0, 0.f},
-        {KG_F16, 2, 3, 3, 200, 517, 128, 1, MASK_NONE, 0, 1, 0.f},
-        {KG_BF16, 2, 4, 1, 450, 260, 96, 1, MASK_NONE, 0, 0, 0.f},
-        {KG_BF16, 5, 2, 1, 300, 301, 32, 1, MASK_NONE, 0, 0, 0.f},
-        {KG_F16, 2, 6, 2, 700, 700, 64, 1, MASK_NONE, 0, 1, 0.f},
-        {KG_BF16, 4, 3, 3, 640, 640, 128, 1, MASK_NONE, 0, 0, 0.f},
-    };
-    xorder_reference(cs, 6);
+    xorder_reference(xorder_cases, 6, 1);
 }
 
-/* A persistent causal launch (variant v forced; -1 the runtime's) in main's
-   order and in the candidate's, each traced (kg_test_attn_trace: 4 words a
-   block, then 4 a work tile) and once untraced: the four outputs and lse
-   bit for bit the same (the tiles' arithmetic does not depend on the order;
-   the outputs poisoned first, so a tile not taken shows), and each trace
-   says every work tile was taken exactly once: every tile's record written
-   (taken, done, a block of the grid), the blocks' tile counts summing to
-   the tiles, every block's stamps in order, the tiles' key-tile counts
-   those of the launch's query blocks (B x Hq of each), no word past the
-   grid and the tiles. */
-static void xorder_bits_and_tiles(kg_dtype dt, int B, int Hq, int Hkv, int S, int D, int v)
+/* both candidates together on the same cases, and the late claim alone
+   where nothing is causal (D 32-128, every persistent variant: plain, base,
+   f2) */
+Test(attention, prefill_lclaim_matches_reference)
+{
+    if (!on_sm90())
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
+    xorder_reference(xorder_cases, 6, 3);
+    const acase nc[4] = {
+        {KG_BF16, 3, 4, 2, 333, 333, 64, 0, MASK_NONE, 0, 0, 0.f},
+        {KG_F16, 2, 3, 3, 200, 517, 128, 0, MASK_NONE, 0, 1, 0.f},
+        {KG_BF16, 2, 4, 1, 450, 260, 96, 0, MASK_NONE, 0, 0, 0.f},
+        {KG_BF16, 5, 2, 1, 300, 301, 32, 0, MASK_NONE, 0, 0, 0.f},
+    };
+    xorder_reference(nc, 4, 2);
+}
+
+/* A persistent launch (variant v forced; -1 the runtime's) in main's
+   configuration and each candidate one (order across batches, late claim,
+   both), each traced (kg_test_attn_trace: 4 words a block, then 4 a work
+   tile) and once untraced: the eight outputs and lse bit for bit the same
+   (a tile's arithmetic does not depend on the order or the claim; the
+   outputs poisoned first, so a tile not taken shows), and each trace says
+   every work tile was taken exactly once: every tile's record written
+   (taken, done, a block of the grid, inside the block's start and end), the
+   blocks' tile counts summing to the tiles, every block's stamps in order,
+   the tiles' key-tile counts those of the launch's query blocks (B x Hq of
+   each), no word past the grid and the tiles. */
+static void xorder_bits_and_tiles(kg_dtype dt, int B, int Hq, int Hkv, int S, int D, int causal, int v)
 {
     int sms = 0, slot = 0;
     KT_OK(ctx, kg_device_info(ctx, NULL, 0, NULL, NULL, &sms));
     while (slot < 4 && DIMS[slot] != D)
         slot++;
+    const kg_attn_kind kind = causal ? KG_ATTN_CAUSAL : KG_ATTN_NONE;
     const int64_t nq = (int64_t)B * Hq * S * D, nk = (int64_t)B * Hkv * S * D, nl = (int64_t)B * Hq * S;
     uint16_t *h = malloc((nq > nk ? nq : nk) * 2), *o[2] = {malloc(nq * 2), malloc(nq * 2)};
     float *l[2] = {malloc(nl * 4), malloc(nl * 4)};
@@ -2530,18 +2567,19 @@ static void xorder_bits_and_tiles(kg_dtype dt, int B, int Hq, int Hkv, int S, in
               tv = kg_tensor_contiguous(dv, dt, 4, KT_SHAPE(B, Hkv, S, D)),
               to = kg_tensor_contiguous(dout, dt, 4, KT_SHAPE(B, Hq, S, D)),
               tl = kg_tensor_contiguous(dl, KG_F32, 3, KT_SHAPE(B, Hq, S));
-    const kg_attention_opts opts = {0.f, 1};
+    const kg_attention_opts opts = {0.f, causal};
     kg_test_force_attn_variant(ctx, v);
-    for (int run = 0; run < 4; run++) {
-        const int xo = run & 1, traced = run < 2;
-        kg_test_attn_xorder(xo);
+    for (int run = 0; run < 8; run++) {
+        const int cfg = run & 3, traced = run < 4;
+        set_xcfg(cfg);
         KT_OK(ctx, kg_attention(ctx, &to, &tl, &tq, &tk, &tv, NULL, &opts)); /* (the variant taken, its bm) */
         KT_OK(ctx, kg_sync(ctx));
         const int vv = kg_test_last_attn_variant(ctx);
         cr_assert(is_persist_variant(vv) && (v < 0 || vv == v), "variant %s", kg_attn_variant_names[vv]);
-        cr_assert_eq(kg_test_last_attn_xorder(), xo);
-        const int bm = kg_attn_table[vv][dt][slot][KG_ATTN_CAUSAL].bm, nmb = (S + bm - 1) / bm,
-                  units = nmb * Hq * B, grid = units < sms ? units : sms;
+        cr_assert_eq(kg_test_last_attn_xorder(), (cfg & 1) && causal);
+        cr_assert_eq(kg_test_last_attn_lclaim(), cfg >> 1);
+        const int bm = kg_attn_table[vv][dt][slot][kind].bm, nmb = (S + bm - 1) / bm, units = nmb * Hq * B,
+                  grid = units < sms ? units : sms;
         const size_t words = 4 * ((size_t)grid + units) + 64; /* 64 past the end: must stay 0 */
         unsigned long long *dt_ = NULL, *tr = malloc(words * 8);
         if (traced) {
@@ -2554,17 +2592,14 @@ static void xorder_bits_and_tiles(kg_dtype dt, int B, int Hq, int Hkv, int S, in
         KT_OK(ctx, kg_attention(ctx, &to, &tl, &tq, &tk, &tv, NULL, &opts));
         kg_test_attn_trace(ctx, NULL);
         KT_OK(ctx, kg_sync(ctx));
-        if (run == 0) {
-            kt_download(ctx, o[0], dout, nq * 2);
-            kt_download(ctx, l[0], dl, nl * 4);
-        } else {
-            kt_download(ctx, o[1], dout, nq * 2);
-            kt_download(ctx, l[1], dl, nl * 4);
+        kt_download(ctx, o[run > 0], dout, nq * 2);
+        kt_download(ctx, l[run > 0], dl, nl * 4);
+        if (run > 0)
             cr_assert(memcmp(o[0], o[1], nq * 2) == 0 && memcmp(l[0], l[1], nl * 4) == 0,
-                      "%s %s B%d Hq%d Hkv%d S%d D%d: %s%s order: bits differ from the traced main order's",
-                      kg_attn_variant_names[vv], kg_dtype_name(dt), B, Hq, Hkv, S, D, traced ? "traced, " : "",
-                      xo ? "candidate" : "main");
-        }
+                      "%s %s B%d Hq%d Hkv%d S%d D%d causal %d: %sxorder %d, late claim %d: bits differ from the "
+                      "traced main configuration's",
+                      kg_attn_variant_names[vv], kg_dtype_name(dt), B, Hq, Hkv, S, D, causal, traced ? "traced, " : "",
+                      cfg & 1, cfg >> 1);
         if (traced) {
             kt_download(ctx, tr, dt_, words * 8);
             /* blocks */
@@ -2572,38 +2607,38 @@ static void xorder_bits_and_tiles(kg_dtype dt, int B, int Hq, int Hkv, int S, in
             for (int i = 0; i < grid; i++) {
                 const unsigned long long *x = tr + 4 * i;
                 cr_assert(x[0] > 0 && x[0] <= x[1] && x[1] <= x[2] && x[3] >= 1,
-                          "%s xorder %d block %d: stamps %llu %llu %llu, %llu tiles", kg_attn_variant_names[vv], xo, i,
+                          "%s cfg %d block %d: stamps %llu %llu %llu, %llu tiles", kg_attn_variant_names[vv], cfg, i,
                           x[0], x[1], x[2], x[3]);
                 tiles += x[3];
             }
-            cr_assert_eq(tiles, (unsigned long long)units, "%s xorder %d: the blocks took %llu tiles, want %d",
-                         kg_attn_variant_names[vv], xo, tiles, units);
+            cr_assert_eq(tiles, (unsigned long long)units, "%s cfg %d: the blocks took %llu tiles, want %d",
+                         kg_attn_variant_names[vv], cfg, tiles, units);
             /* tiles: each recorded (so each taken: with the counts above,
-               exactly once), by a block of the grid, after its start */
+               exactly once), by a block of the grid, inside its span */
             int *per_keys = calloc(4096, sizeof(int)), *want_keys = calloc(4096, sizeof(int));
             const unsigned long long *w = tr + 4 * (size_t)grid;
             for (int t = 0; t < units; t++) {
                 const unsigned long long *x = w + 4 * t;
                 cr_assert(x[0] > 0 && x[1] >= x[0] && x[2] < (unsigned long long)grid && x[3] < 4096,
-                          "%s xorder %d tile %d of %d: taken %llu, done %llu, block %llu, %llu key tiles",
-                          kg_attn_variant_names[vv], xo, t, units, x[0], x[1], x[2], x[3]);
+                          "%s cfg %d tile %d of %d: taken %llu, done %llu, block %llu, %llu key tiles",
+                          kg_attn_variant_names[vv], cfg, t, units, x[0], x[1], x[2], x[3]);
                 cr_assert(x[0] >= tr[4 * x[2]] && x[1] <= tr[4 * x[2] + 2],
-                          "%s xorder %d tile %d: outside its block's start and end", kg_attn_variant_names[vv], xo, t);
+                          "%s cfg %d tile %d: outside its block's start and end", kg_attn_variant_names[vv], cfg, t);
                 per_keys[x[3]]++;
             }
-            /* the query blocks' key tiles (causal, Sq = Sk; the D 32 / 64
+            /* the query blocks' key tiles (Sq = Sk; causal: the D 32 / 64
                three-warpgroup kernels shift the blocks up by the padding) */
-            const int bn = kg_attn_table[vv][dt][slot][KG_ATTN_CAUSAL].bn;
+            const int bn = kg_attn_table[vv][dt][slot][kind].bn;
             const int shift =
                 (vv == KG_ATTN_V_HOPPER_PERSIST || vv == KG_ATTN_V_HOPPER_PERSIST_BASE) && D <= 64 ? nmb * bm - S : 0;
             for (int mb = 0; mb < nmb; mb++) {
-                int end = mb * bm - shift + bm;
+                int end = causal ? mb * bm - shift + bm : S;
                 end = end < S ? end : S;
                 want_keys[end > 0 ? (end + bn - 1) / bn : 0] += B * Hq;
             }
             for (int k = 0; k < 4096; k++)
-                cr_assert_eq(per_keys[k], want_keys[k], "%s xorder %d: %d tiles of %d key tiles, want %d",
-                             kg_attn_variant_names[vv], xo, per_keys[k], k, want_keys[k]);
+                cr_assert_eq(per_keys[k], want_keys[k], "%s cfg %d: %d tiles of %d key tiles, want %d",
+                             kg_attn_variant_names[vv], cfg, per_keys[k], k, want_keys[k]);
             for (size_t i = 4 * ((size_t)grid + units); i < words; i++)
                 cr_assert_eq(tr[i], 0ull, "%s: a word past the tiles written", kg_attn_variant_names[vv]);
             free(per_keys);
@@ -2613,7 +2648,7 @@ static void xorder_bits_and_tiles(kg_dtype dt, int B, int Hq, int Hkv, int S, in
         free(tr);
     }
     kg_test_force_attn_variant(ctx, -1);
-    kg_test_attn_xorder(0);
+    set_xcfg(0);
     free(h);
     free(o[0]);
     free(o[1]);
@@ -2629,23 +2664,27 @@ static void xorder_bits_and_tiles(kg_dtype dt, int B, int Hq, int Hkv, int S, in
    batches: B 3 Hq 4 Hkv 2 S 8200 D 64 (G 7: two sections of 6 of the 12
    pairs; the shifted first block), f16 B 2 Hq 7 S 6000 D 128 (the f2
    kernel, the runtime's beyond 4096 keys; G 5: sections of 5, 5 and 4 of
-   14); every persistent variant at D 64-128 forced on a short shape
-   (ping-pong at D 96 / 128, base, f2). */
+   14); B 1 (fewer tiles than two a block: the late claim's case); every
+   persistent variant at D 64-128 forced on a short shape (ping-pong at D
+   96 / 128, base, f2), causal and not. */
 Test(attention, prefill_xorder_bits_and_every_tile_once)
 {
     if (!on_sm90())
         cr_skip_test("the Hopper variants run on compute capability 9.0 only");
-    xorder_bits_and_tiles(KG_BF16, 4, 16, 16, 1024, 64, -1);
-    xorder_bits_and_tiles(KG_BF16, 3, 4, 2, 8200, 64, KG_ATTN_V_HOPPER_PERSIST);
-    xorder_bits_and_tiles(KG_F16, 2, 7, 7, 6000, 128, KG_ATTN_V_HOPPER_PERSIST_F2);
+    xorder_bits_and_tiles(KG_BF16, 4, 16, 16, 1024, 64, 1, -1);
+    xorder_bits_and_tiles(KG_BF16, 3, 4, 2, 8200, 64, 1, KG_ATTN_V_HOPPER_PERSIST);
+    xorder_bits_and_tiles(KG_F16, 2, 7, 7, 6000, 128, 1, KG_ATTN_V_HOPPER_PERSIST_F2);
+    xorder_bits_and_tiles(KG_BF16, 1, 16, 16, 2048, 64, 1, -1);
     const int ds[3] = {64, 96, 128};
     for (int i = 0; i < 3; i++) {
         int slot = 0;
         while (slot < 4 && DIMS[slot] != ds[i])
             slot++;
-        for (int v = 0; v < KG_ATTN_V_COUNT; v++)
-            if (is_persist_variant(v) && kg_attn_table[v][KG_BF16][slot][KG_ATTN_CAUSAL].threads != 0)
-                xorder_bits_and_tiles(KG_BF16, 3, 4, 2, 1100, ds[i], v);
+        for (int causal = 0; causal < 2; causal++)
+            for (int v = 0; v < KG_ATTN_V_COUNT; v++)
+                if (is_persist_variant(v) &&
+                    kg_attn_table[v][KG_BF16][slot][causal ? KG_ATTN_CAUSAL : KG_ATTN_NONE].threads != 0)
+                    xorder_bits_and_tiles(KG_BF16, 3, 4, 2, 1100, ds[i], causal, v);
     }
 }
 
