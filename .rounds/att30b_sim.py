@@ -10,7 +10,8 @@ tile, i.e. the tile for slot n+1 is claimed when the producer begins slot
 n: at max(consumers done with slot n-2, producer issued the last K/V load
 of slot n-1 = consumers within KS=3 key steps of slot n-1's end).
 Claims at the same time go in block order with a random tie-break.
-usage: att30b_sim.py [B H S D] (default 4 16 1024 64)"""
+usage: att30b_sim.py [B H S D [x: print the queue order]] (default 4 16 1024 64)
+       att30b_sim.py table (the round's causal rows, all four configurations)"""
 import sys, random, heapq
 
 def plan(B, H, S, D, order):
@@ -91,6 +92,50 @@ def simulate(tiles, nsm, a, c, seed=1, ks=3, first=0.0):
         ends.append(ce[-1])
     return slots, ends
 
+def simulate_late(tiles, nsm, a, c, seed=1, ks=3):
+    """The candidate late claim: a block claims slot n+1 once its producer
+    has issued slot n's last K/V load (consumers within min(KS, key tiles)
+    of slot n's end) and its consumers are done with slot n-1; returns
+    the makespan."""
+    rng = random.Random(seed)
+    n = len(tiles)
+    nb = min(n, nsm)
+    cost = lambda t: c + a * tiles[t][3]
+    cend = [[cost(i)] for i in range(nb)]
+    last = list(range(nb))
+    ev = [(max(0.0, cend[i][0] - a * min(ks, tiles[i][3])), rng.random(), i) for i in range(nb)]
+    heapq.heapify(ev)
+    nxt = nb
+    while ev:
+        t, _, b = heapq.heappop(ev)
+        if nxt >= n:
+            continue
+        cend[b].append(cend[b][-1] + cost(nxt))
+        last[b] = nxt
+        nxt += 1
+        heapq.heappush(ev, (max(t, cend[b][-1] - a * min(ks, tiles[last[b]][3])), rng.random(), b))
+    return max(cb[-1] for cb in cend)
+
+
+ROUND_ROWS = [(4, 16, 1024, 64), (8, 16, 1024, 64), (2, 16, 2048, 64), (4, 16, 2048, 64), (16, 16, 512, 64),
+              (32, 16, 512, 64), (4, 32, 1024, 64), (4, 16, 1024, 128), (8, 16, 1024, 128), (32, 16, 1024, 64),
+              (3, 20, 4096, 64), (2, 32, 6000, 128), (2, 16, 4096, 64), (4, 16, 4096, 128), (1, 16, 2048, 64),
+              (1, 32, 1024, 128)]
+
+
+def table():
+    """The round's causal rows: simulated makespans (median of 11 tie-breaks),
+    main / xorder / late / both, with session 21's fit."""
+    for B, H, S, D in ROUND_ROWS:
+        r = []
+        for order in ("batch", "global"):
+            tiles, _ = plan(B, H, S, D, order)
+            r.append(sorted(max(simulate(tiles, 132, 1.53, 2.6, s)[1]) for s in range(11))[5])
+            r.append(sorted(simulate_late(tiles, 132, 1.53, 2.6, s) for s in range(11))[5])
+        print(f"B{B:<2} H{H} S{S} D{D}: main {r[0]:6.1f}  xorder {r[2]:6.1f} ({r[0] / r[2]:.3f})  "
+              f"late {r[1]:6.1f} ({r[0] / r[1]:.3f})  both {r[3]:6.1f} ({r[0] / r[3]:.3f})")
+
+
 def main():
     B, H, S, D = (int(x) for x in sys.argv[1:5]) if len(sys.argv) >= 5 else (4, 16, 1024, 64)
     for order in ("batch", "global", "global_g"):
@@ -111,4 +156,7 @@ def main():
                   f"(max over 20 tie-breaks {mk[0]:.1f}-{mk[-1]:.1f}), tiles a block {r[3]}-{r[4]}, "
                   f"mean work {sum(c + a * t[3] for t in tiles) / 132:.1f}")
 
-main()
+if len(sys.argv) > 1 and sys.argv[1] == "table":
+    table()
+else:
+    main()
