@@ -200,12 +200,20 @@ function M.generate(G)
               kt = k2
             end
           end
+          -- and last, for 2- and 4-byte elements (where tperms is),
+          -- <op>_tplanem (tplanev's planes, several a block's run)
+          f.tplanem = f.tperms
+          if f.tplanem then
+            local k2 = G:kernel({ name = f.name .. "_tplanem", module = module, vec = f.vec,
+                                  desc = f.desc .. " [contiguous planes transposed, several a block, 16-byte chunks]" })
+            assert(k2 == kt + 1)
+          end
         end
       end
       G:write(name .. ".cu", G:render("elementwise.cu", {
         header = G.header("templates/elementwise.cu and gen/catalogue.lua"),
-        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = dt.size == 2 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperma", "tperms" }
-          or dt.size == 4 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperms" }
+        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = dt.size == 2 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperma", "tperms", "tplanem" }
+          or dt.size == 4 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperms", "tplanem" }
           or { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk" },
         include = dt.size == 2 and "elementwise_tpa.cuh" or dt.size == 4 and "elementwise_tph.cuh" or "elementwise_tperm.cuh",
         tperm = true,

@@ -173,6 +173,21 @@ static int rowsv_min_bytes = 4096;
    43.5, 43.0, 46.9 in the same run) and was removed in session 16. */
 static int tplane_mode = 1;
 static int tplane_min_bytes = 16384;
+/* copies of 2- and 4-byte elements whose planes (tplanev's shape) are
+   under tplane_min_bytes and lie one after the other along the layout's
+   dim 2 in both operands: <op>_tplanem (several planes a block, groups of
+   at most tplanem_bytes) under the default choice (1) or forced only (0,
+   the default; KG_EW_TUNE_TPLANEM, _BYTES). Session 30's candidate for the
+   bench's worst row against PyTorch: f32 [273,147,81,7] p0.1.3.2 (planes of
+   81 x 7, 2268 bytes, 40131 of them in a row) ran tperm at 78.5% of copy,
+   0.95x PyTorch (H100, 2026-12-05): tperm's c axis of 81 positions is two
+   tiles, the second 27% full, and its output rows of 324 bytes start off
+   sectors; a plane a block (tplanev) leaves 114 of 256 lanes idle. A
+   group of 7 such planes is one 15876-byte run on both sides: 993 input
+   chunks in one pass of the block's loads (256 threads x 4), then 993
+   output chunks. */
+static int tplanem_mode = 0;
+static int tplanem_bytes = 16384;
 /* copies by slabs of whole output rows (<op>_tslab) where the output's dim
    0 has 2 to tslab_max_nc elements (0: never), the buffer at most
    tslab_bytes; by the default choice only for 2-byte elements whose dim 1
@@ -1081,6 +1096,44 @@ KG_API int kg_ew_plan_tplane(const kgi_layout *L, size_t es, kg_tplane *q, size_
     return 1;
 }
 
+KG_API int kg_ew_plan_tplanem(const kgi_layout *L, size_t es, kg_tplanem *m, size_t *smem)
+{
+    memset(m, 0, sizeof *m);
+    *smem = 0;
+    if ((es != 2 && es != 4) || L->ndim < 3 || L->nops != 2 || !kgi_layout_fits32(L))
+        return 0;
+    const int64_t nc = L->size[0], nj = L->size[1], n = nc * nj, pb = n * (int64_t)es, s0 = L->size[2];
+    if (L->stride[0][0] != 1 || L->stride[0][1] != nc || L->stride[1][1] != 1 || L->stride[1][0] != nj ||
+        L->stride[0][2] != n || L->stride[1][2] != n || pb + 32 > KG_TQ_MAX_BYTES)
+        return 0;
+    /* the most planes within tplanem_bytes (at least one, the buffer within
+       KG_TQ_MAX_BYTES), then as many groups along dim 2 and as few planes a
+       group as that takes */
+    int64_t ppb = tplanem_bytes / pb;
+    ppb = ppb < 1 ? 1 : ppb > s0 ? s0 : ppb;
+    if (ppb * pb + 32 > KG_TQ_MAX_BYTES)
+        ppb = (KG_TQ_MAX_BYTES - 32) / pb;
+    const int64_t gpr = (s0 + ppb - 1) / ppb;
+    ppb = (s0 + gpr - 1) / gpr;
+    layout_outer(L, &m->q.B);
+    const int64_t groups = gpr * (m->q.B.n / s0);
+    if (groups >= ((int64_t)1 << 31))
+        return 0;
+    m->q.nc = (uint32_t)nc;
+    m->q.nj = (uint32_t)nj;
+    m->q.planes = m->q.B.n;
+    m->q.rot = (uint32_t)(gather_rot == 1 || (gather_rot == 2 && nj % 2 == 0));
+    kgi_divmod_magic(m->q.nc, &m->q.magic_nc, &m->q.shift_nc);
+    m->s0 = (uint32_t)s0;
+    m->ppb = (uint32_t)ppb;
+    m->gpr = (uint32_t)gpr;
+    m->groups = (uint32_t)groups;
+    kgi_divmod_magic(m->gpr, &m->magic_gpr, &m->shift_gpr);
+    kgi_divmod_magic(m->q.nj, &m->magic_nj, &m->shift_nj);
+    *smem = (size_t)(ppb * pb + 32);
+    return 1;
+}
+
 KG_API int kg_ew_plan_tslab(const kgi_layout *L, size_t es, kg_tslab *z, size_t *smem)
 {
     memset(z, 0, sizeof *z);
@@ -1359,17 +1412,32 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
        (KG_EW_TUNE_TPERM 0) or forced. Their kernels follow rowsv: tplanev,
        tslab, tchunk. */
     const int by_default = force < 0 && tperm_mode == 0;
-    if ((by_default || force == KG_EW_TPLANE || force == KG_EW_TSLAB || force == KG_EW_TCHUNK) &&
+    if ((by_default || force == KG_EW_TPLANE || force == KG_EW_TSLAB || force == KG_EW_TCHUNK ||
+         force == KG_EW_TPLANEM) &&
         var != KG_EW_DENSE && op == KG_OP_COPY && n_in == 1 && dt == out->dtype && dt != KG_BOOL && tperm_k >= 0) {
         const int kv = tperm_k + 2 + (kg_dtype_size(dt) <= 2 ? 1 : 0);
         kg_tplane tq;
         kg_tslab tz;
         size_t smem;
         kg_tchunk tc;
-        if (force != KG_EW_TSLAB && force != KG_EW_TCHUNK && kg_ew_plan_tplane(&L, kg_dtype_size(dt), &tq, &smem)) {
+        if (force != KG_EW_TSLAB && force != KG_EW_TCHUNK && force != KG_EW_TPLANEM && kg_ew_plan_tplane(&L, kg_dtype_size(dt), &tq, &smem)) {
             void *args[] = {&p, &tq};
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPLANE;
             st = kg_launch(ctx, kv, (dim3){tq.planes, 1, 1}, threads, args, smem);
+            return st == KG_OK ? kg_ok(ctx) : st;
+        }
+        /* tplanem: forced, or by the default choice (tplanem_mode 1) where
+           tplanev did not take the planes (under tplane_min_bytes); its
+           kernel is the last of the copy's (2-byte: after tperms at + 7;
+           4-byte: after tperms at + 5) */
+        kg_tplanem tm;
+        const size_t es1 = kg_dtype_size(dt);
+        if ((force == KG_EW_TPLANEM || (force < 0 && tplanem_mode == 1)) && (es1 == 2 || es1 == 4) &&
+            kg_ew_plan_tplanem(&L, es1, &tm, &smem) &&
+            (force == KG_EW_TPLANEM || (int64_t)tm.q.nc * tm.q.nj * (int64_t)es1 < tplane_min_bytes)) {
+            void *args[] = {&p, &tm};
+            ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPLANEM;
+            st = kg_launch(ctx, tperm_k + (es1 == 2 ? 8 : 6), (dim3){tm.groups, 1, 1}, threads, args, smem);
             return st == KG_OK ? kg_ok(ctx) : st;
         }
         if (force != KG_EW_TPLANE && force != KG_EW_TCHUNK && kg_ew_plan_tslab(&L, kg_dtype_size(dt), &tz, &smem) &&
@@ -1554,6 +1622,8 @@ static const struct {
     {KG_EW_TUNE_TPERMW_BPS, &tpermw_bps, 0, 6, 0},
     {KG_EW_TUNE_TPERMW_CW, &tpermw_cw, 0, 128, 0},
     {KG_EW_TUNE_TPX_A, &tpx_a_mode, 0, 1, 1},
+    {KG_EW_TUNE_TPLANEM, &tplanem_mode, 0, 1, 1},
+    {KG_EW_TUNE_TPLANEM_BYTES, &tplanem_bytes, 64, 49120, 16384},
 };
 
 int kg_test_ew_tune(int what, int value)
