@@ -351,11 +351,16 @@ static int tpermw_mode = 2;
    x0.45-0.68; j 11: x0.30); the even shapes tperm2 pairs lost (x0.14-0.92).
    So those keep tperma / tperm2. tp is main's tperm plan, tw the second
    form's (kg_ew_plan_tpx). */
+/* 1 where an axis of n positions in `tiles` tiles of `width` is at least
+   pct percent full (n * 100 >= tiles * width * pct; n, tiles and width
+   below 2^31) */
+static int tiles_full(int64_t n, int64_t tiles, int64_t width, int pct) { return n * 100 >= tiles * width * pct; }
+
 KG_API int kg_ew_tpx_by_default(const kg_tperm *tp, const kg_tperm *tw)
 {
     return (tp->staged & 2u) && !tp->rect && !tp->words && !kg_ew_tperma_by_default(tp) && tw->words == 2 &&
-           tw->rc > 0 && (int64_t)tw->n[KG_TP_C] * 5 >= (int64_t)tw->tiles_c * tw->rc * 4 &&
-           (int64_t)tw->n[KG_TP_J] * 5 >= (int64_t)tw->tiles_j * KG_TPX_TJ * 4;
+           tw->rc > 0 && tiles_full(tw->n[KG_TP_C], tw->tiles_c, tw->rc, 80) &&
+           tiles_full(tw->n[KG_TP_J], tw->tiles_j, KG_TPX_TJ, 80);
 }
 
 /* Rule A (KG_EW_TUNE_TPX_A; 1, the default since round s29r1; 0 off):
@@ -393,8 +398,8 @@ KG_API int kg_ew_tpx_a(const kg_tperm *tp, const kg_tperm *tw, int sm_count)
     if (!kg_ew_tperma_by_default(tp) || tw->words != 2 || tw->rc != KG_TPX_CW || tw->tiles_c < 2 ||
         tw->tiles_j < 16 || sm_count <= 0)
         return 0;
-    if ((int64_t)tw->n[KG_TP_C] * 10 < (int64_t)tw->tiles_c * KG_TPX_CW * 9 ||
-        (int64_t)tw->n[KG_TP_J] * 10 < (int64_t)tw->tiles_j * KG_TPX_TJ * 9)
+    if (!tiles_full(tw->n[KG_TP_C], tw->tiles_c, KG_TPX_CW, 90) ||
+        !tiles_full(tw->n[KG_TP_J], tw->tiles_j, KG_TPX_TJ, 90))
         return 0;
     const int64_t wave = 6 * (int64_t)sm_count, tiles = tw->tiles, last = tiles % wave;
     return tiles > 2 * wave && (last == 0 || 4 * last >= wave);
@@ -1420,7 +1425,8 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         kg_tslab tz;
         size_t smem;
         kg_tchunk tc;
-        if (force != KG_EW_TSLAB && force != KG_EW_TCHUNK && force != KG_EW_TPLANEM && kg_ew_plan_tplane(&L, kg_dtype_size(dt), &tq, &smem)) {
+        if (force != KG_EW_TSLAB && force != KG_EW_TCHUNK && force != KG_EW_TPLANEM &&
+            kg_ew_plan_tplane(&L, kg_dtype_size(dt), &tq, &smem)) {
             void *args[] = {&p, &tq};
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPLANE;
             st = kg_launch(ctx, kv, (dim3){tq.planes, 1, 1}, threads, args, smem);
