@@ -23,8 +23,9 @@
  * KG_EW_ROWSV_MIN_BYTES, KG_EW_TPLANE, KG_EW_TPLANE_MIN_BYTES, KG_EW_TSLAB, KG_EW_TSLAB_BYTES,
  * KG_EW_GATHER_ROT, KG_EW_TCHUNK, KG_EW_TCHUNK_CQ, KG_EW_TCHUNK_TPB, KG_EW_DENSE_VPT,
  * KG_EW_DENSE_THREADS, KG_EW_TPERMA, KG_EW_TPERMS, KG_EW_TPERMA_BPS, KG_EW_TPERMW, KG_EW_TPERMW_FORM,
- * KG_EW_TPERMW_BPS, KG_EW_TPERMW_CW, KG_EW_TPX_A, KG_EW_TPLANEM, KG_EW_TPLANEM_BYTES. KG_EW_BENCH_PROFILE="dtype:name;..."
- * launches only the named permutation cases, once each (for a profiler; with KG_EW_BENCH_PERM_ONLY=1).
+ * KG_EW_TPERMW_BPS, KG_EW_TPERMW_CW, KG_EW_TPX_A, KG_EW_TPLANEM, KG_EW_TPLANEM_BYTES.
+ * KG_EW_BENCH_PROFILE="dtype:name;..." launches only the named permutation cases, once each (for a
+ * profiler; with KG_EW_BENCH_PERM_ONLY=1).
  * KG_EW_BENCH_CASES="dtype:name;...": only those permutation cases, timed (no offsets rows).
  * KG_EW_BENCH_DTYPE=bf16: only the permutation cases of that dtype.
  * KG_EW_BENCH_SWEEP_N: cases in each seeded permutation sweep (default 24).

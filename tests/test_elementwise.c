@@ -1592,9 +1592,9 @@ static void check_tplanem(int rot)
         int nd;
         int64_t P[4];
         int p[4];
-    } cs[] = {{3, {301, 81, 7}, {0, 2, 1}},   {3, {203, 7, 81}, {0, 2, 1}},     {3, {999, 2, 3}, {0, 2, 1}},
-              {4, {5, 41, 3, 5}, {0, 1, 3, 2}}, {3, {37, 16, 16}, {0, 2, 1}},    {4, {3, 33, 13, 9}, {0, 1, 3, 2}},
-              {3, {5, 70, 65}, {0, 2, 1}},     {4, {2, 3, 9, 130}, {0, 1, 3, 2}}};
+    } cs[] = {{3, {301, 81, 7}, {0, 2, 1}},     {3, {203, 7, 81}, {0, 2, 1}},     {3, {999, 2, 3}, {0, 2, 1}},
+              {4, {5, 41, 3, 5}, {0, 1, 3, 2}}, {3, {37, 16, 16}, {0, 2, 1}},     {4, {3, 33, 13, 9}, {0, 1, 3, 2}},
+              {3, {5, 70, 65}, {0, 2, 1}},      {4, {2, 3, 9, 130}, {0, 1, 3, 2}}};
     const kg_dtype dts[] = {KG_BF16, KG_F32, KG_F16, KG_I32};
     const int bytes[] = {64, 1000, 16384};
     for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++)
@@ -1607,8 +1607,9 @@ static void check_tplanem(int rot)
                 const int ia = (int)(i * 5 + di + bi) % 8, io = (int)(i * 3 + 1 + 2 * bi) % 8;
                 ew_case c = {"planes several a block", 1, {offset(a, ia), o, o}, offset(o, io), -1, FILL_MIXED, 0};
                 run_case(KG_OP_COPY, dts[di], dts[di], &c, &ran);
-                cr_assert(ran & (1u << KG_EW_TPLANEM), "%s case %zu (%d bytes): tplanem (rot %d) did not run (variants %#x)",
-                          kg_dtype_name(dts[di]), i, bytes[bi], rot, ran);
+                cr_assert(ran & (1u << KG_EW_TPLANEM),
+                          "%s case %zu (%d bytes): tplanem (rot %d) did not run (variants %#x)", kg_dtype_name(dts[di]),
+                          i, bytes[bi], rot, ran);
             }
         }
     kg_test_ew_tune(KG_EW_TUNE_TPLANEM_BYTES, 16384);
@@ -2857,18 +2858,18 @@ Test(tplanem_plan, groups_cover_each_plane_once_in_runs)
         int want;
         uint32_t ppb;
     } cs[] = {
-        {4, {273, 147, 81, 7}, {0, 1, 3, 2}, KG_F32, 1, 7},      /* the bench's row: 2268-byte planes */
-        {4, {273, 147, 81, 7}, {0, 1, 3, 2}, KG_BF16, 1, 14},    /* 1134 bytes: 14 fit; 2867 groups, the last of 7 */
-        {3, {999, 2, 3}, {0, 2, 1}, KG_F32, 1, 500},             /* 24-byte planes: 682 fit; 2 groups, 500 + 499 */
-        {4, {3, 33, 13, 9}, {0, 1, 3, 2}, KG_F32, 1, 33},        /* outer dims one dim: 99 planes in a row */
-        {5, {3, 4, 33, 13, 9}, {1, 0, 2, 4, 3}, KG_F32, 1, 33},  /* outer dims permuted: rows of 33 planes */
-        {3, {5, 70, 65}, {0, 2, 1}, KG_F32, 1, 1},               /* 18200 bytes: one a group */
-        {3, {5, 70, 65}, {0, 2, 1}, KG_U8, 0, 0},                /* 1-byte elements */
-        {3, {5, 70, 65}, {0, 2, 1}, KG_F64, 0, 0},               /* 8-byte elements */
-        {4, {3, 33, 13, 9}, {1, 0, 3, 2}, KG_F32, 0, 0},         /* dim 2 (33) apart in the input */
-        {2, {81, 7}, {1, 0}, KG_F32, 0, 0},                      /* one plane: no dim 2 */
-        {3, {3, 110, 112}, {0, 2, 1}, KG_F32, 0, 0},             /* 49280 bytes: over 48 KiB */
-        {3, {33, 95, 91}, {1, 0, 2}, KG_F32, 0, 0},              /* inner dim in place: no plane */
+        {4, {273, 147, 81, 7}, {0, 1, 3, 2}, KG_F32, 1, 7},     /* the bench's row: 2268-byte planes */
+        {4, {273, 147, 81, 7}, {0, 1, 3, 2}, KG_BF16, 1, 14},   /* 1134 bytes: 14 fit; 2867 groups, the last of 7 */
+        {3, {999, 2, 3}, {0, 2, 1}, KG_F32, 1, 500},            /* 24-byte planes: 682 fit; 2 groups, 500 + 499 */
+        {4, {3, 33, 13, 9}, {0, 1, 3, 2}, KG_F32, 1, 33},       /* outer dims one dim: 99 planes in a row */
+        {5, {3, 4, 33, 13, 9}, {1, 0, 2, 4, 3}, KG_F32, 1, 33}, /* outer dims permuted: rows of 33 planes */
+        {3, {5, 70, 65}, {0, 2, 1}, KG_F32, 1, 1},              /* 18200 bytes: one a group */
+        {3, {5, 70, 65}, {0, 2, 1}, KG_U8, 0, 0},               /* 1-byte elements */
+        {3, {5, 70, 65}, {0, 2, 1}, KG_F64, 0, 0},              /* 8-byte elements */
+        {4, {3, 33, 13, 9}, {1, 0, 3, 2}, KG_F32, 0, 0},        /* dim 2 (33) apart in the input */
+        {2, {81, 7}, {1, 0}, KG_F32, 0, 0},                     /* one plane: no dim 2 */
+        {3, {3, 110, 112}, {0, 2, 1}, KG_F32, 0, 0},            /* 49280 bytes: over 48 KiB */
+        {3, {33, 95, 91}, {1, 0, 2}, KG_F32, 0, 0},             /* inner dim in place: no plane */
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, cs[i].dt);
@@ -2952,9 +2953,9 @@ Test(tslab_plan, the_rule_and_the_slabs)
         {3, {5, 3, 700}, {1, 2, 0}, KG_U8, 64, 1024, 1, 5, 2100, 192, 11, 11, 196, 2100},
         {4, {33, 64, 95, 91}, {1, 2, 3, 0}, KG_BF16, 0, 16384, 0, 0, 0, 0, 0, 0, 0, 0},  /* off */
         {4, {33, 64, 95, 91}, {1, 2, 3, 0}, KG_BF16, 32, 16384, 0, 0, 0, 0, 0, 0, 0, 0}, /* 33 rows over 32 */
-        {3, {64, 3, 130}, {1, 2, 0}, KG_F64, 64, 1024, 0, 0, 0, 0, 0, 0, 0, 0},         /* 16 B a row: J < 2 */
-        {3, {33, 95, 91}, {1, 0, 2}, KG_F32, 64, 16384, 0, 0, 0, 0, 0, 0, 0, 0},        /* inner dim in place */
-        {3, {33, 95, 91}, {2, 1, 0}, KG_F32, 64, 16384, 0, 0, 0, 0, 0, 0, 0, 0},        /* dim 1 not the input's fast */
+        {3, {64, 3, 130}, {1, 2, 0}, KG_F64, 64, 1024, 0, 0, 0, 0, 0, 0, 0, 0},          /* 16 B a row: J < 2 */
+        {3, {33, 95, 91}, {1, 0, 2}, KG_F32, 64, 16384, 0, 0, 0, 0, 0, 0, 0, 0},         /* inner dim in place */
+        {3, {33, 95, 91}, {2, 1, 0}, KG_F32, 64, 16384, 0, 0, 0, 0, 0, 0, 0, 0}, /* dim 1 not the input's fast */
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         kg_test_ew_tune(KG_EW_TUNE_TSLAB, cs[i].max_nc);
