@@ -1645,6 +1645,7 @@ Test(tplanem, default_choice_under_the_candidate_rule, .init = setup, .fini = te
               {3, {301, 7, 81}, {0, 2, 1}, KG_BF16, KG_EW_TPLANEM},
               {3, {2001, 3, 5}, {0, 2, 1}, KG_F32, KG_EW_TPLANEM},
               {3, {3, 95, 91}, {0, 2, 1}, KG_F32, KG_EW_TPLANE}};
+    const int was = kg_test_ew_tune(KG_EW_TUNE_TPLANEM, 1);
     for (int mode = 1; mode >= 0; mode--) {
         kg_test_ew_tune(KG_EW_TUNE_TPLANEM, mode);
         for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
@@ -1659,6 +1660,7 @@ Test(tplanem, default_choice_under_the_candidate_rule, .init = setup, .fini = te
                 cr_assert(!(ran & (1u << KG_EW_TPLANEM)), "case %zu: tplanem ran with KG_EW_TUNE_TPLANEM 0", i);
         }
     }
+    kg_test_ew_tune(KG_EW_TUNE_TPLANEM, was);
 }
 
 /* Copies by slabs of whole output rows (<op>_tslab, forced, KG_EW_TUNE_TSLAB
