@@ -331,6 +331,11 @@ KG_API int kg_ew_tperms_by_default(const kg_tperm *tp, const void *out)
    where kg_ew_tpx_by_default. */
 static int tpermw_mode = 2;
 
+/* 1 where an axis of n positions in `tiles` tiles of `width` is at least
+   pct percent full (n * 100 >= tiles * width * pct; n, tiles and width
+   below 2^31) */
+static int tiles_full(int64_t n, int64_t tiles, int64_t width, int pct) { return n * 100 >= tiles * width * pct; }
+
 /* The rule of tpermw_mode 2 (the default, with tpermw_form 1): the second
    form where main's choice would run tperm2 on a 2-byte copy whose input
    0 is staged because kg_ew_tperma_by_default's tile-count clauses leave
@@ -351,11 +356,6 @@ static int tpermw_mode = 2;
    x0.45-0.68; j 11: x0.30); the even shapes tperm2 pairs lost (x0.14-0.92).
    So those keep tperma / tperm2. tp is main's tperm plan, tw the second
    form's (kg_ew_plan_tpx). */
-/* 1 where an axis of n positions in `tiles` tiles of `width` is at least
-   pct percent full (n * 100 >= tiles * width * pct; n, tiles and width
-   below 2^31) */
-static int tiles_full(int64_t n, int64_t tiles, int64_t width, int pct) { return n * 100 >= tiles * width * pct; }
-
 KG_API int kg_ew_tpx_by_default(const kg_tperm *tp, const kg_tperm *tw)
 {
     return (tp->staged & 2u) && !tp->rect && !tp->words && !kg_ew_tperma_by_default(tp) && tw->words == 2 &&
