@@ -176,17 +176,24 @@ static int tplane_min_bytes = 16384;
 /* copies of 2- and 4-byte elements whose planes (tplanev's shape) are
    under tplane_min_bytes and lie one after the other along the layout's
    dim 2 in both operands: <op>_tplanem (several planes a block, groups of
-   at most tplanem_bytes) under the default choice (1) or forced only (0,
-   the default; KG_EW_TUNE_TPLANEM, _BYTES). Session 30's candidate for the
-   bench's worst row against PyTorch: f32 [273,147,81,7] p0.1.3.2 (planes of
-   81 x 7, 2268 bytes, 40131 of them in a row) ran tperm at 78.5% of copy,
-   0.95x PyTorch (H100, 2026-12-05): tperm's c axis of 81 positions is two
-   tiles, the second 27% full, and its output rows of 324 bytes start off
-   sectors; a plane a block (tplanev) leaves 114 of 256 lanes idle. A
-   group of 7 such planes is one 15876-byte run on both sides: 993 input
-   chunks in one pass of the block's loads (256 threads x 4), then 993
-   output chunks. */
-static int tplanem_mode = 0;
+   at most tplanem_bytes) under the default choice (1, the default since
+   round s30r1; kg_ew_tplanem_by_default) or forced only (0;
+   KG_EW_TUNE_TPLANEM, _BYTES). Such a copy ran tperm / tperma / tperms /
+   tslab before: f32 [273,147,81,7] p0.1.3.2 (planes of 81 x 7, 2268
+   bytes, 40131 of them in a row) ran tperm at 78.5% of copy, 0.95x
+   PyTorch: tperm's c axis of 81 positions is two tiles, the second 27%
+   full, and its output rows of 324 bytes start off sectors; a plane a
+   block (tplanev) leaves 114 of 256 lanes idle. A group of 7 such planes
+   is one 15876-byte run on both sides: 993 input chunks in one pass of
+   the block's loads (256 threads x 4), then 993 output chunks. NVIDIA
+   H100, 2026-12-05 round s30r1 (same process, best of 3 interleaved, % of
+   copy, before -> tplanem): faster on all 21 rows it changed, f32
+   x1.117-6.011 ([273,147,81,7] p0.1.3.2 78.3 -> 93.0, PyTorch 83.3;
+   1398107x3x4 p0.2.1 15.1 -> 91.0), bf16 x1.112-9.535 (8.7-66.3 ->
+   70.9-83.9); a plane a block (tplanev from 1 byte) lost on 15 of them
+   (down to x0.028), every gather rotated (KG_EW_TUNE_GATHER_ROT 1) beat
+   the default rotation on none by 2%. */
+static int tplanem_mode = 1;
 static int tplanem_bytes = 16384;
 /* copies by slabs of whole output rows (<op>_tslab) where the output's dim
    0 has 2 to tslab_max_nc elements (0: never), the buffer at most
@@ -201,9 +208,12 @@ static int tplanem_bytes = 16384;
    -> 80.3, [28,44,32,10,56] p0.3.1.4.2 87.2 -> 61.5). */
 static int tslab_max_nc = 56;
 static int tslab_bytes = 16384;
-/* tplanev and tslab gather their output chunks in rotated orders
-   (kg_tq_gather): 1 always, 0 never, 2 (the default) tplanev where the
-   plane's rows have an even number of elements. H200 run s16r2 (same
+/* tplanev, tplanem and tslab gather their output chunks in rotated
+   orders (kg_tq_gather): 1 always, 0 never, 2 (the default) tplanev and
+   tplanem where the plane's rows have an even number of elements (for
+   tplanem, 1 against 2 in round s30r1, each against the same default in
+   its own process: no row's ratio 2% higher, bf16 [273,147,81,7]
+   p0.1.3.2 and 4099x13x315 p0.2.1 3.6% lower). H200 run s16r2 (same
    process, with tslab): tplanev bf16 [24,64,204,70] p0.1.3.2 (rows of 70)
    60.6 -> 69.3% of copy; on rows of 91 and 23 (odd) it moved f32 74.8 ->
    76.1 and 74.5 -> 75.4, bf16 59.1 -> 58.0 and 58.4 -> 57.3, f32
@@ -1176,6 +1186,11 @@ KG_API int kg_ew_plan_tslab(const kgi_layout *L, size_t es, kg_tslab *z, size_t 
 
 KG_API int kg_ew_tslab_by_default(const kg_tslab *z, size_t es) { return es == 2 && z->nj >= z->J; }
 
+KG_API int kg_ew_tplanem_by_default(const kg_tplanem *m, size_t es)
+{
+    return tplanem_mode == 1 && (int64_t)m->q.nc * m->q.nj * (int64_t)es < tplane_min_bytes;
+}
+
 KG_API int kg_ew_plan_tchunk(const kgi_layout *L, size_t es, kg_tchunk *z, size_t *smem)
 {
     memset(z, 0, sizeof *z);
@@ -1432,15 +1447,14 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
             st = kg_launch(ctx, kv, (dim3){tq.planes, 1, 1}, threads, args, smem);
             return st == KG_OK ? kg_ok(ctx) : st;
         }
-        /* tplanem: forced, or by the default choice (tplanem_mode 1) where
-           tplanev did not take the planes (under tplane_min_bytes); its
-           kernel is the last of the copy's (2-byte: after tperms at + 7;
-           4-byte: after tperms at + 5) */
+        /* tplanem: forced, or by the default choice where tplanev did not
+           take the planes (kg_ew_tplanem_by_default: under
+           tplane_min_bytes); its kernel is the last of the copy's (2-byte:
+           after tperms at + 7; 4-byte: after tperms at + 5) */
         kg_tplanem tm;
         const size_t es1 = kg_dtype_size(dt);
-        if ((force == KG_EW_TPLANEM || (force < 0 && tplanem_mode == 1)) && (es1 == 2 || es1 == 4) &&
-            kg_ew_plan_tplanem(&L, es1, &tm, &smem) &&
-            (force == KG_EW_TPLANEM || (int64_t)tm.q.nc * tm.q.nj * (int64_t)es1 < tplane_min_bytes)) {
+        if ((force == KG_EW_TPLANEM || force < 0) && (es1 == 2 || es1 == 4) &&
+            kg_ew_plan_tplanem(&L, es1, &tm, &smem) && (force == KG_EW_TPLANEM || kg_ew_tplanem_by_default(&tm, es1))) {
             void *args[] = {&p, &tm};
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPLANEM;
             st = kg_launch(ctx, tperm_k + (es1 == 2 ? 8 : 6), (dim3){tm.groups, 1, 1}, threads, args, smem);

@@ -1627,13 +1627,15 @@ Test(tplanem, copies_of_transposed_planes_several_a_block_rotated, .init = setup
     check_tplanem(1);
 }
 
-/* The default choice with KG_EW_TUNE_TPLANEM 1 (the candidate's rule):
-   tplanem takes the copies whose planes are under tplanev's floor (the
-   bench's f32 [273,147,81,7] p0.1.3.2 at a smaller size, bf16 and f32
-   planes of 7 x 81 and 3 x 5), tplanev keeps planes of 16 KB up, and with
-   KG_EW_TUNE_TPLANEM 0 (the default) none of them runs tplanem; results
-   compared bit for bit and with the reference (run_case). */
-Test(tplanem, default_choice_under_the_candidate_rule, .init = setup, .fini = teardown, .timeout = 600)
+/* The default choice (KG_EW_TUNE_TPLANEM 1, the default since round
+   s30r1; kg_ew_tplanem_by_default): tplanem takes the copies whose planes
+   are under tplanev's floor (the bench's f32 [273,147,81,7] p0.1.3.2 at a
+   smaller size, bf16 and f32 planes of 7 x 81 and 3 x 5, f16 and i32
+   planes of 16 x 16 with the input and the output off alignment),
+   tplanev keeps planes of 16 KB up, and with KG_EW_TUNE_TPLANEM 0 none of
+   them runs tplanem; every element's bits compared with its input's and
+   its value with the reference (run_case). */
+Test(tplanem, default_choice, .init = setup, .fini = teardown, .timeout = 600)
 {
     static const struct {
         int nd;
@@ -1641,10 +1643,13 @@ Test(tplanem, default_choice_under_the_candidate_rule, .init = setup, .fini = te
         int p[4];
         kg_dtype dt;
         int want; /* KG_EW_TPLANEM, KG_EW_TPLANE */
-    } cs[] = {{4, {13, 147, 81, 7}, {0, 1, 3, 2}, KG_F32, KG_EW_TPLANEM},
-              {3, {301, 7, 81}, {0, 2, 1}, KG_BF16, KG_EW_TPLANEM},
-              {3, {2001, 3, 5}, {0, 2, 1}, KG_F32, KG_EW_TPLANEM},
-              {3, {3, 95, 91}, {0, 2, 1}, KG_F32, KG_EW_TPLANE}};
+        int ia, io; /* input and output elements off alignment */
+    } cs[] = {{4, {13, 147, 81, 7}, {0, 1, 3, 2}, KG_F32, KG_EW_TPLANEM, 0, 0},
+              {3, {301, 7, 81}, {0, 2, 1}, KG_BF16, KG_EW_TPLANEM, 0, 0},
+              {3, {2001, 3, 5}, {0, 2, 1}, KG_F32, KG_EW_TPLANEM, 0, 0},
+              {3, {517, 16, 16}, {0, 2, 1}, KG_F16, KG_EW_TPLANEM, 3, 5},
+              {3, {517, 16, 16}, {0, 2, 1}, KG_I32, KG_EW_TPLANEM, 1, 2},
+              {3, {3, 95, 91}, {0, 2, 1}, KG_F32, KG_EW_TPLANE, 0, 0}};
     const int was = kg_test_ew_tune(KG_EW_TUNE_TPLANEM, 1);
     for (int mode = 1; mode >= 0; mode--) {
         kg_test_ew_tune(KG_EW_TUNE_TPLANEM, mode);
@@ -1652,7 +1657,8 @@ Test(tplanem, default_choice_under_the_candidate_rule, .init = setup, .fini = te
             unsigned ran = 0;
             int64_t shape[KG_MAX_DIMS];
             const view a = read_in_order(cs[i].nd, cs[i].P, cs[i].p, shape), o = dense(cs[i].nd, shape);
-            ew_case c = {"planes, default choice", 1, {a, o, o}, o, -1, FILL_MIXED, 0};
+            ew_case c = {
+                "planes, default choice", 1, {offset(a, cs[i].ia), o, o}, offset(o, cs[i].io), -1, FILL_MIXED, 0};
             run_case(KG_OP_COPY, cs[i].dt, cs[i].dt, &c, &ran);
             if (mode)
                 cr_assert_eq(ran, 1u << cs[i].want, "case %zu: variants %#x, want %d", i, ran, cs[i].want);
@@ -2925,6 +2931,51 @@ Test(tplanem_plan, groups_cover_each_plane_once_in_runs)
     }
 }
 
+/* tplanem's default choice (kg_ew_tplanem_by_default, KG_EW_TUNE_TPLANEM
+   1): tplanem plans whose planes are under tplanev's floor (16384 bytes),
+   tplanev's plan from it, so that each plane of 2- or 4-byte elements
+   within tplanev's buffer goes to exactly one of the two (the bench's
+   [273,147,81,7] p0.1.3.2 in f32 and bf16, 3 x 4 planes, a plane 4 bytes
+   under the floor, planes of 16384 and 18200 bytes); none with
+   KG_EW_TUNE_TPLANEM 0, and none where tplanev takes planes from 1 byte
+   (KG_EW_TUNE_TPLANE_MIN_BYTES 1). */
+Test(tplanem_plan, the_default_choice)
+{
+    static const struct {
+        int nd;
+        int64_t P[4];
+        int p[4];
+        kg_dtype dt;
+        int want;
+    } cs[] = {
+        {4, {273, 147, 81, 7}, {0, 1, 3, 2}, KG_F32, 1},  /* 2268-byte planes */
+        {4, {273, 147, 81, 7}, {0, 1, 3, 2}, KG_BF16, 1}, /* 1134 */
+        {3, {1001, 3, 4}, {0, 2, 1}, KG_F32, 1},          /* 48 */
+        {3, {9, 63, 65}, {0, 2, 1}, KG_F32, 1},           /* 16380: tplanev refuses it */
+        {3, {9, 64, 64}, {0, 2, 1}, KG_F32, 0},           /* 16384: tplanev's */
+        {3, {9, 64, 64}, {0, 2, 1}, KG_BF16, 1},          /* 8192 */
+        {3, {5, 70, 65}, {0, 2, 1}, KG_F32, 0},           /* 18200: tplanev's */
+    };
+    for (int tu = 0; tu < 3; tu++) {
+        const int what = tu == 1 ? KG_EW_TUNE_TPLANEM : KG_EW_TUNE_TPLANE_MIN_BYTES;
+        const int was = tu ? kg_test_ew_tune(what, tu == 1 ? 0 : 1) : 0;
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+            const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, cs[i].dt);
+            const size_t es = kg_dtype_size(cs[i].dt);
+            kg_tplanem m;
+            kg_tplane q;
+            size_t smem;
+            cr_assert(kg_ew_plan_tplanem(&L, es, &m, &smem), "case %zu: no tplanem plan", i);
+            const int got = kg_ew_tplanem_by_default(&m, es), tplanev = kg_ew_plan_tplane(&L, es, &q, &smem);
+            cr_assert_eq(got, tu ? 0 : cs[i].want, "case %zu, tunings %d: tplanem by default %d", i, tu, got);
+            if (tu != 1)
+                cr_assert_eq(got + tplanev, 1, "case %zu, tunings %d: tplanem %d, tplanev %d", i, tu, got, tplanev);
+        }
+        if (tu)
+            kg_test_ew_tune(what, was);
+    }
+}
+
 /* tslab's rule (kg_ew_plan_tslab): the output's dim 0 short (2 to
    KG_EW_TUNE_TSLAB), its dim 1 the input's fast dim; J the largest multiple
    of 16 / es whose buffer (rows of J * es + 4 bytes, 8-byte elements + 8)
@@ -3680,7 +3731,9 @@ Test(tperms, copies_2byte_pairs_by_rule_a, .init = setup, .fini = teardown, .tim
    tperm square tiles and a tpx plan for the odd transpose (tperm, tperm2,
    tperma, tperms), rowsv for the pitched rows (nd32v's, under
    KG_EW_TUNE_ROWSV 2 from 64-byte rows) and for the rows kept in place
-   (by default), tplanev for the planes (planes from 1 byte), tslab for the
+   (by default), tplanev for the planes (planes from 1 byte; by default
+   from 16384 bytes, so the runtime's own choice runs tplanem on the 2-byte
+   planes and tplanev on the 4- and 8-byte ones), tslab for the
    output rows of 33, tchunk for the 67 x 1000 transpose (KG_EW_TUNE_TCHUNK
    1); f16 / bf16, f32 and f64 elements. */
 Test(bits_plan, bits_layouts_are_planned_by_the_copy_kernels)
@@ -3708,11 +3761,16 @@ Test(bits_plan, bits_layouts_are_planned_by_the_copy_kernels)
         kg_tchunk tc;
         size_t smem;
         cr_assert(kg_ew_plan_tslab(&L[6], es, &tz, &smem), "%zu-byte: layout 6, no tslab plan", es);
+        /* the default choice on layout 5 (17 planes of 64 x 64): tplanem for
+           2-byte elements (8192-byte planes), tplanev from 16384 bytes */
+        kg_tplanem tm;
+        const int tpm = kg_ew_plan_tplanem(&L[5], es, &tm, &smem);
+        cr_assert_eq(tpm && kg_ew_tplanem_by_default(&tm, es), es == 2, "%zu-byte: layout 5, tplanem by default", es);
+        cr_assert_eq(kg_ew_plan_tplane(&L[5], es, &tq, &smem), es != 2, "%zu-byte: layout 5, tplanev by default", es);
         const int was[4] = {kg_test_ew_tune(KG_EW_TUNE_ROWSV, 2), kg_test_ew_tune(KG_EW_TUNE_ROWSV_MIN_BYTES, 64),
                             kg_test_ew_tune(KG_EW_TUNE_TPLANE_MIN_BYTES, 1), kg_test_ew_tune(KG_EW_TUNE_TCHUNK, 1)};
         cr_assert(kg_ew_plan_rowsv(&L[3], es, 1, &rv), "%zu-byte: layout 3, no rowsv plan", es);
         cr_assert(kg_ew_plan_tplane(&L[5], es, &tq, &smem), "%zu-byte: layout 5, no tplane plan", es);
-        kg_tplanem tm;
         cr_assert_eq(kg_ew_plan_tplanem(&L[5], es, &tm, &smem), es != 8, "%zu-byte: layout 5, tplanem plan", es);
         cr_assert(kg_ew_plan_tchunk(&L[7], es, &tc, &smem), "%zu-byte: layout 7, no tchunk plan", es);
         kg_test_ew_tune(KG_EW_TUNE_ROWSV, was[0]);
