@@ -439,6 +439,8 @@ const kg_red_tuning kg_red_tuning_default = {
     .seg_rows = 1,
     .run_tiles_cap = 8, /* s28r1 (H100): sweep #2 0.890, #65 0.868, #180 0.976 x uncapped */
     .run_tiles_cap_units = KG_RED_RUNT_MIN_BLOCKS,
+    .rows_stripes = 0,
+    .rows_waves = 0,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -467,7 +469,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(nest_multi_plain), F(cols_runs_plain),
                   F(cols_runs_kept), F(flatw_kept),
                   F(cols_runs_fold), F(run_tiles), F(run_tiles_vb), F(run_tiles_vb_min), F(run_tiles_units),
-                  F(seg_rows), F(run_tiles_cap), F(run_tiles_cap_units)};
+                  F(seg_rows), F(run_tiles_cap), F(run_tiles_cap_units), F(rows_stripes),
+                  F(rows_waves)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1932,7 +1935,9 @@ static void plan_split(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, 
                                      : plan->occ              ? KG_RED_OCC_MIN_BLOCKS
                                      : A->deep                ? KG_RED_NARROW_MIN_BLOCKS
                                                               : KG_RED_WALK_MIN_BLOCKS;
-            const int64_t units = smul(smul(sm, resident), T->split_waves);
+            /* rows_waves: block-mode ROWS over several waves instead */
+            const int64_t waves = plan->cls == KG_RED_ROWS && T->rows_waves > 0 ? T->rows_waves : T->split_waves;
+            const int64_t units = smul(smul(sm, resident), waves);
             int64_t want = units / (w->groups > 0 ? w->groups : 1);
             if (want < 1)
                 want = 1;
@@ -2001,7 +2006,9 @@ static void plan_grid(kg_red_plan *plan, int64_t n_out, int64_t sm, const kg_red
         blocks = cdiv(smul(A->units, A->group), KG_RED_THREADS);
     }
     const int per_sm = plan->cls == KG_RED_PACKED ? T->packed_blocks_per_sm : T->blocks_per_sm;
-    const int64_t cap = sm * (per_sm > 0 ? per_sm : 1);
+    int64_t cap = sm * (per_sm > 0 ? per_sm : 1);
+    if (plan->cls == KG_RED_ROWS && A->group == KG_RED_THREADS && A->splits > 1 && T->rows_waves > 0)
+        cap = blocks; /* rows_waves: a block per unit */
     plan->grid = (unsigned)(blocks < cap ? (blocks > 0 ? blocks : 1) : cap);
 }
 
@@ -2151,6 +2158,9 @@ kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor
     }
     plan_occ(plan, info, T);
     plan_split(plan, info, dt, sm, target, T, &w);
+    /* rows_stripes: a split ROWS row read in interleaved lines per split */
+    if (T->rows_stripes && plan->cls == KG_RED_ROWS && A->group == KG_RED_THREADS && A->splits > 1)
+        A->run = KG_RED_ROWS_STRIPES;
     plan_grid(plan, n_out, sm, T);
     plan_occ_cols(plan, info, dt, sm, T);
     plan_occ_flatw(plan, T);
