@@ -173,12 +173,15 @@ def ab_table(rows, alts, torch_us, copy, win, floor):
 
 def ab_keys(alts_rows, names, win, floor):
     """KG_RED_AB_KEYS="prefix;prefix": per alternative, over every row it
-    changes (any dtype), the rule geomean x >= win, each row whose label
-    starts with a key prefix x >= win, no changed row x < floor."""
+    changes (any dtype), the rule geomean x >= KG_RED_AB_GEO (default win),
+    each row whose label starts with a key prefix x >= win, no changed row
+    x < floor."""
     keys = [k for k in os.environ.get("KG_RED_AB_KEYS", "").split(";") if k]
     if not keys:
         return
-    print(f"# rule over every changed row: geomean x >= {win:.2f}, key rows ({'; '.join(keys)}) x >= {win:.2f}, "
+    # KG_RED_AB_GEO: the geomean's bar (default: win)
+    geo_min = float(os.environ.get("KG_RED_AB_GEO", str(win)))
+    print(f"# rule over every changed row: geomean x >= {geo_min:.2f}, key rows ({'; '.join(keys)}) x >= {win:.2f}, "
           f"no changed row x < {floor:.2f}")
     for n in names:
         v = alts_rows[n]
@@ -188,7 +191,7 @@ def ab_keys(alts_rows, names, win, floor):
         worst = min(v)
         geo = math.exp(sum(math.log(t[0]) for t in v) / len(v))
         kx = [(t[0], t[1], t[2]) for t in v if any(t[1].startswith(k) for k in keys)]
-        ok = geo >= win and kx and all(x[0] >= win for x in kx) and worst[0] >= floor
+        ok = geo >= geo_min and kx and all(x[0] >= win for x in kx) and worst[0] >= floor
         print(f"# {n} all: {len(v)} rows changed, geomean {geo:.3f}x, min {worst[0]:.3f}x ({worst[1]} {worst[2]}), "
               f"keys {', '.join(f'{x[0]:.3f} {x[2]}' for x in kx) or '-'} -> "
               f"{'MAKE DEFAULT' if ok else 'keep forced-only'}")
