@@ -824,8 +824,10 @@ static void class_cases(kg_context *ctx, int sms, double copy, FILE *csv, void *
    2^24 to 2^28 elements through the any-axes path, so that each is timed
    beside every KG_RED_ALTS tuning (KG_RED_ROUNDS rounds in turn): the named
    cases sum f32 / i32 and prod f32 of 2^28 (the same plans as "sum 2^28
-   all"), bf16, argmax, smaller sizes. CSV rows "reduce-class", labels
-   "full <op> [shape] axes (...)" (bench/torch_reduce.py times the same op). */
+   all"), bf16, argmax, smaller sizes, and the named PACKED rows
+   [4194304,64] dim 1 (sum, argmax). CSV rows "reduce-class", labels
+   "full <op> [shape] axes (...)" or "rows <op> ..." where some dims are kept
+   (bench/torch_reduce.py times the same op). */
 static void full_cases(kg_context *ctx, int sms, double copy, FILE *csv, void *df, const float *hf, void *dp,
                        const float *hp, void *db, const uint16_t *hb, void *dout, void *didx)
 {
@@ -840,22 +842,24 @@ static void full_cases(kg_context *ctx, int sms, double copy, FILE *csv, void *d
         {KG_RED_PROD, KG_F32, 1, {N28}, 0x1},     {KG_RED_SUM, KG_F32, 1, {N28 / 4}, 0x1},
         {KG_RED_SUM, KG_F32, 1, {N28 / 16}, 0x1}, {KG_RED_SUM, KG_F32, 2, {3, N28 / 3}, 0x2},
         {KG_RED_SUM, KG_BF16, 1, {N28}, 0x1},     {KG_RED_ARGMAX, KG_F32, 1, {N28}, 0x1},
+        /* and the named PACKED rows, one persistent wave too (grid 528) */
+        {KG_RED_SUM, KG_F32, 2, {4194304, 64}, 0x2}, {KG_RED_ARGMAX, KG_F32, 2, {4194304, 64}, 0x2},
     };
-    /* KG_RED_FULL_CASES=N: the first N of them (the three named ones first) */
-    const int nfc = atoi(getenv("KG_RED_FULL_CASES")) > 0 && atoi(getenv("KG_RED_FULL_CASES")) < 8
-                        ? atoi(getenv("KG_RED_FULL_CASES"))
-                        : (int)(sizeof fc / sizeof fc[0]);
+    /* KG_RED_FULL_CASES=N > 1: the first N of them (the three named ones first); 1: all */
+    const int nall = (int)(sizeof fc / sizeof fc[0]), want = atoi(getenv("KG_RED_FULL_CASES"));
+    const int nfc = want > 1 && want < nall ? want : nall;
     const char *rounds_env = getenv("KG_RED_ROUNDS");
     const int rounds = rounds_env && atoi(rounds_env) > 1 && atoi(rounds_env) <= 9 ? atoi(rounds_env) : 1;
     printf("# full reductions, %d round(s)\n", rounds);
     for (int rr = 0; rr < rounds; rr++)
         for (int i = 0; i < nfc; i++) {
             char label[128];
-            int at = snprintf(label, sizeof label, "full %s [", kg_red_infos[fc[i].op].name);
+            const int full = fc[i].mask == (1u << fc[i].nd) - 1;
+            int at = snprintf(label, sizeof label, "%s %s [", full ? "full" : "rows", kg_red_infos[fc[i].op].name);
             for (int d = 0; d < fc[i].nd; d++)
                 at += snprintf(label + at, sizeof label - (size_t)at, d ? ",%lld" : "%lld",
                                (long long)fc[i].shape[d]);
-            snprintf(label + at, sizeof label - (size_t)at, "] axes (%s)", fc[i].mask == 0x2 ? "1" : "0");
+            snprintf(label + at, sizeof label - (size_t)at, "] axes (%s)", fc[i].mask == 0x1 ? "0" : "1");
             const int prod = fc[i].op == KG_RED_PROD;
             void *dev = fc[i].dt == KG_BF16 ? db : prod ? dp : df;
             const void *host = fc[i].dt == KG_BF16 ? (const void *)hb : prod ? (const void *)hp : (const void *)hf;

@@ -45,9 +45,10 @@ def any_axes(rows, copy, dev):
         perm = [int(v) for v in perm.split(".")]
         axes = [int(v) for v in axes.split(".")]
         phys = [shape[p] for p in perm]
-        # bench_reduce's full cases (KG_RED_FULL_CASES): "full <op> [...]"
-        # rows of prod and argmax (values and indices) time the same op
-        op = label.split()[1] if label.startswith("full ") else "sum"
+        # bench_reduce's full cases (KG_RED_FULL_CASES): "full <op> [...]" or
+        # "rows <op> [...]" rows of prod and argmax (values and indices) time
+        # the same op
+        op = label.split()[1] if label.split()[0] in ("full", "rows") else "sum"
         if dn == "i32":
             x = torch.randint(-1000, 1000, phys, device=dev, dtype=torch.int32)
         else:
