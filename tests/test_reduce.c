@@ -1759,6 +1759,8 @@ static void stripes_tunings(int indexed, int stripes, int waves)
     for (size_t o = 0; o < nl; o++) {
         const kg_reduce_op op = list[o];
         const kg_red_info *info = &kg_red_infos[op];
+        if (nl > 2 && quick_skips((int)o, stripes + waves)) /* KG_TEST_QUICK: one value op in three */
+            continue;
         for (int dt = 0; dt < KG_DTYPE_COUNT; dt++) {
             if (!(info->dtype_mask & (1u << dt)) || !dtype_wanted((kg_dtype)dt))
                 continue;
