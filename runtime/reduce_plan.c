@@ -440,7 +440,6 @@ const kg_red_tuning kg_red_tuning_default = {
     .run_tiles_cap = 8, /* s28r1 (H100): sweep #2 0.890, #65 0.868, #180 0.976 x uncapped */
     .run_tiles_cap_units = KG_RED_RUNT_MIN_BLOCKS,
     .rows_stripes = 0,
-    .rows_waves = 0,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -469,8 +468,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(nest_multi_plain), F(cols_runs_plain),
                   F(cols_runs_kept), F(flatw_kept),
                   F(cols_runs_fold), F(run_tiles), F(run_tiles_vb), F(run_tiles_vb_min), F(run_tiles_units),
-                  F(seg_rows), F(run_tiles_cap), F(run_tiles_cap_units), F(rows_stripes),
-                  F(rows_waves)};
+                  F(seg_rows), F(run_tiles_cap), F(run_tiles_cap_units), F(rows_stripes)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1935,9 +1933,7 @@ static void plan_split(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, 
                                      : plan->occ              ? KG_RED_OCC_MIN_BLOCKS
                                      : A->deep                ? KG_RED_NARROW_MIN_BLOCKS
                                                               : KG_RED_WALK_MIN_BLOCKS;
-            /* rows_waves: block-mode ROWS over several waves instead */
-            const int64_t waves = plan->cls == KG_RED_ROWS && T->rows_waves > 0 ? T->rows_waves : T->split_waves;
-            const int64_t units = smul(smul(sm, resident), waves);
+            const int64_t units = smul(smul(sm, resident), T->split_waves);
             int64_t want = units / (w->groups > 0 ? w->groups : 1);
             if (want < 1)
                 want = 1;
@@ -2006,9 +2002,7 @@ static void plan_grid(kg_red_plan *plan, int64_t n_out, int64_t sm, const kg_red
         blocks = cdiv(smul(A->units, A->group), KG_RED_THREADS);
     }
     const int per_sm = plan->cls == KG_RED_PACKED ? T->packed_blocks_per_sm : T->blocks_per_sm;
-    int64_t cap = sm * (per_sm > 0 ? per_sm : 1);
-    if (plan->cls == KG_RED_ROWS && A->group == KG_RED_THREADS && A->splits > 1 && T->rows_waves > 0)
-        cap = blocks; /* rows_waves: a block per unit */
+    const int64_t cap = sm * (per_sm > 0 ? per_sm : 1);
     plan->grid = (unsigned)(blocks < cap ? (blocks > 0 ? blocks : 1) : cap);
 }
 

@@ -201,11 +201,6 @@ typedef struct kg_red_tuning {
                                interleaved lines of KG_RED_THREADS vectors of the row (split s lines s, s + splits,
                                ...; args.run KG_RED_ROWS_STRIPES, kg_red_run_stripes) instead of one contiguous
                                chunk; 0: off (default: forced-only until measured, session 30) */
-    int rows_waves;         /* ROWS plans in block mode split across blocks: > 0: splits so that the units fill this
-                               many waves of the rows kernel's resident blocks (KG_RED_MIN_BLOCKS a multiprocessor), a
-                               grid of one block per unit (the blocks_per_sm cap lifted: the hardware hands later
-                               waves' blocks to the multiprocessors that free first); 0: split_waves (one wave of
-                               persistent blocks), the default until measured (session 30) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

@@ -1720,20 +1720,23 @@ Test(gpu, more_than_2_pow_31_elements_in_one_row, .timeout = 600) { more_than_2_
 Test(gpu, more_than_2_pow_31_elements_in_columns, .timeout = 600) { more_than_2_pow_31(1); }
 Test(gpu, more_than_2_pow_31_elements_strided, .timeout = 600) { more_than_2_pow_31(2); }
 
-/* rows_stripes and rows_waves (session 30, forced-only): split ROWS rows
-   read in interleaved lines of KG_RED_THREADS vectors per split
-   (kg_red_run_stripes), or split to fill several waves of blocks, one block
-   per unit: full reductions of odd lengths (a scalar tail, vectors past the
-   last whole line), one element off the 16-byte grid (a scalar head in split
-   0), three split rows, rows under keepdim, and (waves) a row of 9000011
-   elements, over 1056 splits of 4-byte elements (more blocks than 8 a
-   multiprocessor, more partials than one combine round); every op of the
-   list over every dtype it takes (waves: f32, bf16, i32; value ops random,
-   products near one, max, min and the index reductions over few distinct
-   values: ties across the splits, the first index must win), every call
-   twice, bitwise equal, against the float64 / int64 reference; each case
-   must take the plan under test. */
-static void stripes_tunings(int indexed, int stripes, int waves)
+/* rows_stripes (session 30): split ROWS rows read in interleaved lines of
+   KG_RED_THREADS vectors per split (kg_red_run_stripes; the default since
+   round s30r1), and with rows_stripes 0 in one contiguous chunk per split:
+   full reductions of odd lengths (a scalar tail, vectors past the last whole
+   line), one element off the 16-byte grid (a scalar head in split 0), three
+   split rows, rows under keepdim, and a row of 9000011 elements (more than
+   KG_RED_UNROLL lines per split: the unrolled loop); every op of the list
+   over every dtype it takes (value ops random, products near one, max, min
+   and the index reductions over few distinct values: ties across the
+   splits, the first index must win), every call twice, bitwise equal,
+   against the float64 / int64 reference; each case must take the plan under
+   test. */
+/* the lines a lane loads at a time in kg_red_run_stripes (KG_RED_UNROLL,
+   templates/reduce.cuh: device code only) */
+#define STRIPES_UNROLL 8
+
+static void stripes_tunings(int indexed, int stripes)
 {
     static const rcase sc[] = {
         {"(1000003,) all", 1, {1000003}, 0, {0}, 0, DENSE},
@@ -1745,26 +1748,23 @@ static void stripes_tunings(int indexed, int stripes, int waves)
     const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD, KG_RED_NORM, KG_RED_MAX, KG_RED_MIN};
     const kg_reduce_op iops[] = {KG_RED_ARGMAX, KG_RED_ARGMIN};
     const kg_reduce_op *list = indexed ? iops : ops;
-    const size_t nl = indexed ? 2 : 6, ncases = waves ? 5 : 4;
+    const size_t nl = indexed ? 2 : 6, ncases = sizeof sc / sizeof sc[0];
     kg_red_tuning t = kg_red_tuning_default;
     t.rows_stripes = stripes;
-    t.rows_waves = waves;
     gpu_tuning = &t;
     run_twice = 1;
     stripes_launches = 0;
     uint64_t rng = kt_seed() ^ 0x5354524950455321ull;
-    int total = 0, calls = 0, wide = 0;
+    int total = 0, calls = 0, unrolled = 0;
     int sms = 0;
     kg_device_info(gpu, NULL, 0, NULL, NULL, &sms);
     for (size_t o = 0; o < nl; o++) {
         const kg_reduce_op op = list[o];
         const kg_red_info *info = &kg_red_infos[op];
-        if (nl > 2 && quick_skips((int)o, stripes + waves)) /* KG_TEST_QUICK: one value op in three */
+        if (nl > 2 && quick_skips((int)o, stripes)) /* KG_TEST_QUICK: one value op in three */
             continue;
         for (int dt = 0; dt < KG_DTYPE_COUNT; dt++) {
             if (!(info->dtype_mask & (1u << dt)) || !dtype_wanted((kg_dtype)dt))
-                continue;
-            if (waves && dt != KG_F32 && dt != KG_BF16 && dt != KG_I32)
                 continue;
             for (size_t i = 0; i < ncases; i++) {
                 if (!kt_take(4))
@@ -1797,12 +1797,13 @@ static void stripes_tunings(int indexed, int stripes, int waves)
                                                   n_axes, c->keepdim, sms, &t, &plan),
                              KG_OK, "%s", kg_errmsg(gpu));
                 cr_expect(plan.cls == KG_RED_ROWS && plan.args.group == KG_RED_THREADS && plan.args.splits > 1 &&
-                              plan.args.run == (stripes ? KG_RED_ROWS_STRIPES : 0) &&
-                              (!waves || plan.grid == (unsigned)plan.args.units),
+                              plan.args.run == (stripes ? KG_RED_ROWS_STRIPES : 0),
                           "%s(%s) %s: not the plan under test (class %d group %d splits %d run %lld grid %u)",
                           info->name, kg_dtype_name(dt), c->name, plan.cls, plan.args.group, plan.args.splits,
                           (long long)plan.args.run, plan.grid);
-                wide += plan.grid > (unsigned)(8 * sms);
+                /* every split runs the unrolled loop: more than STRIPES_UNROLL + 1 lines a split */
+                unrolled += (plan.args.red / (16 / (int64_t)es) - 1) / KG_RED_THREADS >=
+                            (int64_t)(STRIPES_UNROLL + 1) * plan.args.splits;
                 const int bad = check_case(op, (kg_dtype)dt, c, &L, h, dev, 1);
                 cr_expect_eq(bad, 0, "%s(%s) %s: %d wrong results (seed %llu)", info->name, kg_dtype_name(dt),
                              c->name, bad, (unsigned long long)kt_seed());
@@ -1817,17 +1818,21 @@ static void stripes_tunings(int indexed, int stripes, int waves)
     }
     run_twice = 0;
     gpu_tuning = env_tuning;
-    cr_log_info("%d cases, %d launches in stripes, %d plans of more than 8 blocks a multiprocessor", calls,
-                stripes_launches, wide);
+    cr_log_info("%d cases, %d launches in stripes, %d of more than %d lines a split", calls, stripes_launches,
+                unrolled, STRIPES_UNROLL);
     cr_assert_eq(total, 0);
-    if (!kt_sanitizer() && stripes)
-        cr_assert_gt(stripes_launches, 0, "no case took the stripes");
-    if (!kt_sanitizer() && waves)
-        cr_assert_gt(wide, 0, "no plan of more than 8 blocks a multiprocessor");
+    if (stripes)
+        cr_assert(kt_sanitizer() || stripes_launches > 0, "no case took the stripes");
+    else
+        cr_assert_eq(stripes_launches, 0, "rows_stripes 0 took the stripes");
+    if (!kt_sanitizer() && dtype_wanted(KG_F32))
+        cr_assert_gt(unrolled, 0, "no case of more than STRIPES_UNROLL + 1 lines a split");
 }
 
-Test(gpu, rows_in_interleaved_stripes_every_value_op_and_dtype_twice_bitwise) { stripes_tunings(0, 1, 0); }
-Test(gpu, rows_in_interleaved_stripes_index_reductions_with_ties_every_dtype_twice_bitwise) { stripes_tunings(1, 1, 0); }
-Test(gpu, rows_split_over_8_waves_every_value_op_twice_bitwise) { stripes_tunings(0, 0, 8); }
-Test(gpu, rows_split_over_8_waves_index_reductions_with_ties_twice_bitwise) { stripes_tunings(1, 0, 8); }
-Test(gpu, rows_in_stripes_over_4_waves_every_op_twice_bitwise) { stripes_tunings(0, 1, 4); stripes_tunings(1, 1, 4); }
+Test(gpu, rows_in_interleaved_stripes_every_value_op_and_dtype_twice_bitwise) { stripes_tunings(0, 1); }
+Test(gpu, rows_in_interleaved_stripes_index_reductions_with_ties_every_dtype_twice_bitwise) { stripes_tunings(1, 1); }
+Test(gpu, rows_in_contiguous_chunks_under_rows_stripes_0_every_op_and_dtype_twice_bitwise)
+{
+    stripes_tunings(0, 0);
+    stripes_tunings(1, 0);
+}
