@@ -1431,30 +1431,33 @@ static int check_plan(kg_reduce_op op, const kg_tensor *in, unsigned mask, const
 }
 
 
-/* rows_stripes (session 30, forced-only): a split ROWS row read in
-   interleaved lines per split. Default plans keep contiguous chunks (run
-   0); with the field, exactly the block-mode split ROWS plans change (the
-   same class, splits, chunk and grid; run KG_RED_ROWS_STRIPES), and the
-   plan checker follows the kernel's lanes: every element once per output,
-   each lane's elements in increasing index order, for every op over odd
-   lengths, starts 1 to 15 bytes off a 16-byte boundary, several outputs
+/* rows_stripes (session 30; the default since round s30r1): a split ROWS
+   row read in interleaved lines per split. The default plans of the
+   block-mode split ROWS rows take the stripes; rows_stripes 0 gives back
+   contiguous chunks with the same class, splits, chunk and grid (run 0).
+   The plan checker follows the kernel's lanes: every element once per
+   output, each lane's elements in increasing index order, for every op over
+   odd lengths, starts 1 to 15 bytes off a 16-byte boundary, several outputs
    and every element size. */
-Test(plan, rows_stripes_cover_each_element_once_and_stay_forced_only)
+Test(plan, rows_stripes_cover_each_element_once_and_are_the_default)
 {
-    kg_red_tuning st = kg_red_tuning_default;
-    st.rows_stripes = 1;
+    kg_red_tuning st = kg_red_tuning_default, ch = kg_red_tuning_default;
+    cr_assert_eq(st.rows_stripes, 1, "the stripes are the default");
+    ch.rows_stripes = 0;
     const int64_t s28[] = {(int64_t)1 << 28};
     kg_tensor in = fake(IN_AT, KG_F32, 1, s28);
     kg_red_plan p, q;
-    cr_assert_eq(plan_of(KG_RED_SUM, &in, NULL, 0, 0, &p), KG_OK);
-    cr_assert_eq(p.args.run, 0, "the default reads contiguous chunks");
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, NULL, 0, 0, &st, &q), KG_OK);
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, NULL, 0, 0, &q), KG_OK);
     cr_assert_eq(q.cls, KG_RED_ROWS);
-    cr_assert_eq(q.args.run, KG_RED_ROWS_STRIPES);
+    cr_assert_eq(q.args.run, KG_RED_ROWS_STRIPES, "the default reads interleaved lines");
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, NULL, 0, 0, &ch, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS);
+    cr_assert_eq(p.args.run, 0, "rows_stripes 0 reads contiguous chunks");
     cr_assert_eq(q.args.splits, p.args.splits);
     cr_assert_eq(q.args.splits, 528);
     cr_assert_eq(q.args.chunk, p.args.chunk);
     cr_assert_eq(q.grid, p.grid);
+    cr_assert_eq(q.grid, 528u);
     cr_assert_eq(q.partial_bytes, p.partial_bytes);
     /* not where rows are not split, or are read a warp per row */
     const int64_t sq[] = {16384, 16384};
@@ -1494,10 +1497,16 @@ Test(plan, rows_stripes_cover_each_element_once_and_stay_forced_only)
             kg_red_class cls;
             cr_expect(check_plan((kg_reduce_op)op, &in, cs[i].mask, &st, why, sizeof why, &cls), "case %zu %s: %s", i,
                       kg_red_infos[op].name, why);
+            /* and in contiguous chunks (rows_stripes 0) */
+            cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, n, 0, &ch, &p), KG_OK);
+            cr_expect_eq(p.args.run, q.args.run == KG_RED_ROWS_STRIPES ? 0 : q.args.run, "case %zu %s", i,
+                         kg_red_infos[op].name);
+            cr_expect(check_plan((kg_reduce_op)op, &in, cs[i].mask, &ch, why, sizeof why, &cls),
+                      "case %zu %s, rows_stripes 0: %s", i, kg_red_infos[op].name, why);
             checked++;
         }
     }
-    cr_log_info("%d plans checked, %d in stripes", checked, stripes);
+    cr_log_info("%d plans checked (each also under rows_stripes 0), %d in stripes", checked, stripes);
     cr_assert_geq(stripes, checked * 3 / 4, "most of these cases take the stripes");
 }
 
