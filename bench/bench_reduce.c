@@ -135,6 +135,30 @@ static void gather(const rcall *c, unsigned mask, int64_t base, int64_t red, dou
 /* Elements the CPU reference reads per check (verify). */
 static double verify_budget = 1 << 21;
 
+/* KG_RED_VERIFY_ONCE=1 (a run of several KG_RED_ROUNDS over large full
+   reductions, whose check reads every element: about a second each): each
+   case checked once per tuning (its first round), not every round. Returns 1
+   where (name, t) was checked before, else records it and returns 0. */
+static int checked_before(const char *name, const kg_red_tuning *t)
+{
+    enum { MAXC = 4096 };
+    static struct {
+        char name[128];
+        const kg_red_tuning *t;
+    } seen[MAXC];
+    static int n_seen;
+    if (!getenv("KG_RED_VERIFY_ONCE"))
+        return 0;
+    for (int i = 0; i < n_seen; i++)
+        if (seen[i].t == t && !strcmp(seen[i].name, name))
+            return 1;
+    if (n_seen < MAXC) {
+        snprintf(seen[n_seen].name, sizeof seen[n_seen].name, "%s", name);
+        seen[n_seen++].t = t;
+    }
+    return 0;
+}
+
 /* Checks up to 64 outputs spread over the result against the reference;
    returns 0 when all match. */
 static int verify(rcall *c)
@@ -414,7 +438,18 @@ static void run_alts(rcall *c, const kg_red_plan *def, double g0, double copy, i
             v.tuning = &alts[a].t;
             const double vb = verify_budget;
             verify_budget = vb < (1 << 18) ? vb : 1 << 18; /* fewer samples: the tests check the variants too */
-            const int bad = verify(&v);
+            /* KG_RED_ALT_VERIFY_MAX=n: an alternative reducing more than n
+               elements an output is not checked here (a full reduction's
+               check reads every element, about a second at 2^28: the round's
+               GPU tests check the same kernels against the reference) */
+            const char *vmax = getenv("KG_RED_ALT_VERIFY_MAX");
+            int64_t red = 1;
+            for (int i = 0; i < c->n_axes; i++)
+                red *= c->in.shape[c->axes[i]];
+            if (c->n_axes == 0)
+                red = kg_numel(&c->in);
+            const int unchecked = vmax && (double)red > atof(vmax);
+            const int bad = unchecked || checked_before(v.name, v.tuning) ? 0 : verify(&v);
             verify_budget = vb;
             if (bad) {
                 printf("    alt %-12s WRONG RESULTS\n", alts[a].label);
@@ -422,9 +457,10 @@ static void run_alts(rcall *c, const kg_red_plan *def, double g0, double copy, i
             } else {
                 us = bench_time_us(v.ctx, run_rcall, &v, 3, 5);
                 g = bytes_of(&v) / (us * 1e3);
-                printf("    alt %-12s %9.1f %8.1f %6.1f%%  %s%s%s vec %d group %d cw %d run %lld splits %d grid %u\n",
+                printf("    alt %-12s %9.1f %8.1f %6.1f%%  %s%s%s vec %d group %d cw %d run %lld splits %d grid %u%s\n",
                        alts[a].label, us, g, 100 * g / copy, class_names[plan_class(&p)], p.args.deep ? " deep" : "",
-                       occ_str(&p), p.args.vec, p.args.group, p.args.cw, (long long)p.args.run, p.args.splits, p.grid);
+                       occ_str(&p), p.args.vec, p.args.group, p.args.cw, (long long)p.args.run, p.args.splits, p.grid,
+                       unchecked ? " (not checked here)" : "");
             }
             if (pct_at >= 0)
                 alts[a].changed++;
@@ -443,7 +479,7 @@ static double run_case(rcall *c, double copy, const char *label, FILE *csv, cons
 {
     if (!c->tuning)
         c->tuning = base;
-    if (verify(c)) {
+    if (!checked_before(c->name, c->tuning) && verify(c)) {
         printf("%-44s %-5s WRONG RESULTS\n", label, kg_dtype_name(c->in.dtype));
         for (int a = 0; sweep_at >= 0 && a < n_alts; a++)
             alts[a].pct[sweep_at] = 0;
@@ -784,6 +820,56 @@ static void class_cases(kg_context *ctx, int sms, double copy, FILE *csv, void *
             }
 }
 
+/* KG_RED_FULL_CASES=1 (or N: the first N): full reductions (and one of three long rows) of
+   2^24 to 2^28 elements through the any-axes path, so that each is timed
+   beside every KG_RED_ALTS tuning (KG_RED_ROUNDS rounds in turn): the named
+   cases sum f32 / i32 and prod f32 of 2^28 (the same plans as "sum 2^28
+   all"), bf16, argmax, smaller sizes, and the named PACKED rows
+   [4194304,64] dim 1 (sum, argmax). CSV rows "reduce-class", labels
+   "full <op> [shape] axes (...)" or "rows <op> ..." where some dims are kept
+   (bench/torch_reduce.py times the same op). */
+static void full_cases(kg_context *ctx, int sms, double copy, FILE *csv, void *df, const float *hf, void *dp,
+                       const float *hp, void *db, const uint16_t *hb, void *dout, void *didx)
+{
+    static const struct {
+        kg_reduce_op op;
+        kg_dtype dt;
+        int nd;
+        int64_t shape[2];
+        unsigned mask;
+    } fc[] = {
+        {KG_RED_SUM, KG_F32, 1, {N28}, 0x1},      {KG_RED_SUM, KG_I32, 1, {N28}, 0x1},
+        {KG_RED_PROD, KG_F32, 1, {N28}, 0x1},     {KG_RED_SUM, KG_F32, 1, {N28 / 4}, 0x1},
+        {KG_RED_SUM, KG_F32, 1, {N28 / 16}, 0x1}, {KG_RED_SUM, KG_F32, 2, {3, N28 / 3}, 0x2},
+        {KG_RED_SUM, KG_BF16, 1, {N28}, 0x1},     {KG_RED_ARGMAX, KG_F32, 1, {N28}, 0x1},
+        /* and the named PACKED rows, one persistent wave too (grid 528) */
+        {KG_RED_SUM, KG_F32, 2, {4194304, 64}, 0x2}, {KG_RED_ARGMAX, KG_F32, 2, {4194304, 64}, 0x2},
+    };
+    /* KG_RED_FULL_CASES=N > 1: the first N of them (the three named ones first); 1: all */
+    const int nall = (int)(sizeof fc / sizeof fc[0]), want = atoi(getenv("KG_RED_FULL_CASES"));
+    const int nfc = want > 1 && want < nall ? want : nall;
+    const char *rounds_env = getenv("KG_RED_ROUNDS");
+    const int rounds = rounds_env && atoi(rounds_env) > 1 && atoi(rounds_env) <= 9 ? atoi(rounds_env) : 1;
+    printf("# full reductions, %d round(s)\n", rounds);
+    for (int rr = 0; rr < rounds; rr++)
+        for (int i = 0; i < nfc; i++) {
+            char label[128];
+            const int full = fc[i].mask == (1u << fc[i].nd) - 1;
+            int at = snprintf(label, sizeof label, "%s %s [", full ? "full" : "rows", kg_red_infos[fc[i].op].name);
+            for (int d = 0; d < fc[i].nd; d++)
+                at += snprintf(label + at, sizeof label - (size_t)at, d ? ",%lld" : "%lld",
+                               (long long)fc[i].shape[d]);
+            snprintf(label + at, sizeof label - (size_t)at, "] axes (%s)", fc[i].mask == 0x1 ? "0" : "1");
+            const int prod = fc[i].op == KG_RED_PROD;
+            void *dev = fc[i].dt == KG_BF16 ? db : prod ? dp : df;
+            const void *host = fc[i].dt == KG_BF16 ? (const void *)hb : prod ? (const void *)hp : (const void *)hf;
+            rcall c = make_nd(ctx, fc[i].op, label, dev, host, fc[i].dt, fc[i].nd, fc[i].shape, NULL, fc[i].mask,
+                              dout, didx);
+            c.sms = sms;
+            run_case(&c, copy, label, csv, "reduce-class", NULL, -1);
+        }
+}
+
 /* Times c as planned with tuning t and prints one line. */
 static void time_tuned(rcall *c, const char *label, const kg_red_tuning *t, double copy)
 {
@@ -1025,6 +1111,8 @@ int main(void)
         kg_free(ctx, dh);
         free(hh);
     }
+    if (getenv("KG_RED_FULL_CASES"))
+        full_cases(ctx, sms, copy, csv, df, hf, dp, hp, db, hb, dout, didx);
     if (!getenv("KG_RED_NO_SWEEP"))
         any_axes(ctx, sms, copy, csv, df, hf, db, hb, dout, didx);
 

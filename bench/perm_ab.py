@@ -8,13 +8,13 @@ alternative is faster) and PyTorch's x.permute(p).contiguous() beside; the
 rows it leaves alone (their ratios: the timing noise); each seeded sweep's
 worst row, default and alternative; and the decision the rule below gives.
 
-Rule (make the alternative the default): faster (ratio > 1) on at least
+Rule (make the alternative the default): faster (ratio > --gain, default 1) on at least
 --share of the changed rows, no changed row below --floor, and the sweeps'
 worst case (the lowest % of copy over every sweep row, each side its own)
 not worse: the alternative's at least --worst times the default's.
 
 usage: python3 bench/perm_ab.py bench.log [more.log ...] [--dtype bf16] [--share 0.9]
-       [--floor 0.97] [--worst 0.99] [--no-torch]
+       [--floor 0.97] [--worst 0.99] [--gain 1.0] [--no-torch]
 """
 import argparse
 import re
@@ -49,6 +49,8 @@ def main():
     ap.add_argument("--share", type=float, default=0.9)
     ap.add_argument("--floor", type=float, default=0.97)
     ap.add_argument("--worst", type=float, default=0.99)
+    ap.add_argument("--gain", type=float, default=1.0,
+                    help="a changed row counts as faster above this ratio (default 1.0)")
     ap.add_argument("--no-torch", action="store_true")
     a = ap.parse_args()
     copy, rows = None, []
@@ -80,7 +82,7 @@ def main():
             except Exception as e:  # a row torch cannot run is reported, not fatal
                 tp = "   err"
                 print(f"  (torch: {e})", file=sys.stderr)
-        says = "alt faster" if x > 1.0 else "default faster"
+        says = "alt faster" if x > a.gain else "default faster" if x < 1.0 else f"level (x{a.gain} not reached)"
         if x < a.floor:
             says += f" (below {a.floor})"
         print(f"{r['name']:44} {r['dt']:5} {r['var'] + '->' + r['avar']:15} {float(r['pc']):7.1f}% "
@@ -98,11 +100,12 @@ def main():
         ok_worst = float(wa["apc"]) >= a.worst * float(wd["pc"])
         print(f"sweep worst ({len(sweep)} rows): default {float(wd['pc']):.1f}% ({wd['dt']} {wd['name']}), "
               f"alt {float(wa['apc']):.1f}% ({wa['dt']} {wa['name']}): {'not worse' if ok_worst else 'WORSE'}")
-    faster = sum(1 for x in counted if x > 1.0)
+    faster = sum(1 for x in counted if x > a.gain)
     share = faster / len(counted) if counted else 0.0
     low = min(counted) if counted else 0.0
     ok_share, ok_floor = bool(counted) and share >= a.share, bool(counted) and low >= a.floor
-    print(f"rule: faster on {faster}/{len(counted)} changed rows ({100 * share:.0f}%, need {100 * a.share:.0f}%): "
+    print(f"rule: faster (x > {a.gain}) on {faster}/{len(counted)} changed rows ({100 * share:.0f}%, "
+          f"need {100 * a.share:.0f}%): "
           f"{'ok' if ok_share else 'FAIL'}; lowest ratio {low:.3f} (need {a.floor}): {'ok' if ok_floor else 'FAIL'}; "
           f"sweep worst: {'ok' if ok_worst else 'FAIL'}")
     print("DECISION:", "make the alternative the default" if ok_share and ok_floor and ok_worst

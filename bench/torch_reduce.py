@@ -45,15 +45,29 @@ def any_axes(rows, copy, dev):
         perm = [int(v) for v in perm.split(".")]
         axes = [int(v) for v in axes.split(".")]
         phys = [shape[p] for p in perm]
+        # bench_reduce's full cases (KG_RED_FULL_CASES): "full <op> [...]" or
+        # "rows <op> [...]" rows of prod and argmax (values and indices) time
+        # the same op
+        op = label.split()[1] if label.split()[0] in ("full", "rows") else "sum"
         if dn == "i32":
             x = torch.randint(-1000, 1000, phys, device=dev, dtype=torch.int32)
         else:
-            x = torch.empty(phys, device=dev).uniform_(-1, 1).to(DTYPES[dn])
+            x = torch.empty(phys, device=dev).uniform_(-1, 1)
+            if op == "prod":
+                x = 1 + x * 1e-3
+            x = x.to(DTYPES[dn])
         where = {p: i for i, p in enumerate(perm)}
         t = x.permute([where[d] for d in range(len(shape))])
-        fn = lambda: t.sum(dim=axes)
         n_out = t.numel() // max(1, math.prod(shape[a] for a in axes))
-        nbytes = t.numel() * t.element_size() + n_out * OUT_SIZE[dn]
+        out_bytes = OUT_SIZE[dn]
+        if op == "prod" and len(axes) == t.dim() == 1:
+            fn = lambda: t.prod()
+        elif op == "argmax" and len(axes) == 1:
+            fn = lambda: t.max(dim=axes[0])
+            out_bytes += 8
+        else:
+            fn = lambda: t.sum(dim=axes)
+        nbytes = t.numel() * t.element_size() + n_out * out_bytes
         tu = time_us(fn, 3, 5)  # as bench_reduce times these: inputs far above L2
         tg = nbytes / (tu * 1e3)
         torch_us[(label, dn)] = tu
@@ -137,9 +151,12 @@ def ab_table(rows, alts, torch_us, copy, win, floor):
                 notes.append(f"{n[:10]}:same")
         print(f"{label[:40]:40} {dn:4} {us:8.1f} {tu:8.1f} {tu / us:6.2f} " + " ".join(cells) +
               ("  " + " ".join(notes) if notes else ""))
-    print(f"# rule per alternative and element size: geomean x >= {win:.2f}, key cases (#71; #179, #9) x >= {win:.2f}, "
+    if not os.environ.get("KG_RED_AB_KEYS"):
+        print(f"# rule per alternative and element size: geomean x >= {win:.2f}, key cases (#71; #179, #9) x >= {win:.2f}, "
           f"no changed row x < {floor:.2f}")
     for n in names:
+        if os.environ.get("KG_RED_AB_KEYS"):
+            break  # the rule of ab_keys instead
         for group, dts, keys in (("2-byte", ("bf16", "f16"), ("#71 ",)), ("4-byte", ("f32", "i32"), ("#179 ", "#9 "))):
             v = [t for t in summary[n] if t[2] in dts]
             if not v:
@@ -152,6 +169,33 @@ def ab_table(rows, alts, torch_us, copy, win, floor):
             print(f"# {n} {group}: {len(v)} rows changed, geomean {geo:.3f}x, min {worst[0]:.3f}x ({worst[1]} "
                   f"{worst[2]}), key {', '.join(f'{x:.3f}' for x in kx) or '-'}; vs PyTorch worst {vs_t:.2f}x -> "
                   f"{'MAKE DEFAULT for the ' + group + ' class' if ok else 'keep forced-only'}")
+    ab_keys(summary, names, win, floor)
+
+
+def ab_keys(alts_rows, names, win, floor):
+    """KG_RED_AB_KEYS="prefix;prefix": per alternative, over every row it
+    changes (any dtype), the rule geomean x >= KG_RED_AB_GEO (default win),
+    each row whose label starts with a key prefix x >= win, no changed row
+    x < floor."""
+    keys = [k for k in os.environ.get("KG_RED_AB_KEYS", "").split(";") if k]
+    if not keys:
+        return
+    # KG_RED_AB_GEO: the geomean's bar (default: win)
+    geo_min = float(os.environ.get("KG_RED_AB_GEO", str(win)))
+    print(f"# rule over every changed row: geomean x >= {geo_min:.2f}, key rows ({'; '.join(keys)}) x >= {win:.2f}, "
+          f"no changed row x < {floor:.2f}")
+    for n in names:
+        v = alts_rows[n]
+        if not v:
+            print(f"# {n} all: no row changed")
+            continue
+        worst = min(v)
+        geo = math.exp(sum(math.log(t[0]) for t in v) / len(v))
+        kx = [(t[0], t[1], t[2]) for t in v if any(t[1].startswith(k) for k in keys)]
+        ok = geo >= geo_min and kx and all(x[0] >= win for x in kx) and worst[0] >= floor
+        print(f"# {n} all: {len(v)} rows changed, geomean {geo:.3f}x, min {worst[0]:.3f}x ({worst[1]} {worst[2]}), "
+              f"keys {', '.join(f'{x[0]:.3f} {x[2]}' for x in kx) or '-'} -> "
+              f"{'MAKE DEFAULT' if ok else 'keep forced-only'}")
 
 
 def main():

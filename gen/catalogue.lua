@@ -8,6 +8,9 @@
 --   out      "same" (default): the output has the inputs' dtype;
 --            "bool": the output is bool
 --   cond     true when the first input is a bool condition (where)
+--   moves    true when the result is the input as it is (copy): its kernels
+--            move the input's bits (no round trip through the compute
+--            type) and it gets the copy kernels of the tperm modules
 --   expr     one C expression computing the result from the inputs, used
 --            verbatim in the device kernel and in the float64 CPU reference.
 --            T names the compute type: float on the device for f32/f16/bf16,
@@ -84,7 +87,7 @@ M.elementwise = {
     doc = "round half to even (integers: the identity)" },
   { name = "reciprocal", group = "math", arity = 1, dtypes = "float", expr = "(T)1 / a", doc = "1 / a" },
   -- data movement, any dtype
-  { name = "copy", group = "core", arity = 1, dtypes = "all", expr = "a",
+  { name = "copy", group = "core", arity = 1, dtypes = "all", expr = "a", moves = true,
     doc = "a, into out's layout (a strided copy: transposes, permutes, broadcasts)" },
 }
 

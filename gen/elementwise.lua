@@ -76,7 +76,9 @@ function M.generate(G)
   -- the first call of an op loads (inflates) only its group's machine code.
   for _, dt in ipairs(dtypes) do
     local groups, order = {}, {}
-    local function add(group, fname, opi, out, inputs, body, desc)
+    -- moves: the op returns its input converted to out (copy, cast: the
+    -- catalogue's `moves`), so where the two dtypes match it is the input
+    local function add(group, fname, opi, out, inputs, body, desc, moves)
       -- elements per vector: 16 bytes of the widest of the dtype and the
       -- output, so each warp-wide store covers whole 32-byte sectors
       local vec = 16 // math.max(dt.size, out.size)
@@ -91,10 +93,10 @@ function M.generate(G)
       -- payload lost). f32 / f64 bodies are a plain move (no conversion
       -- instruction) and integer ones round-trip exactly, so they keep the
       -- body (tests/test_elementwise.c checks the bits of every dtype).
-      local raw = #inputs == 1 and inputs[1].dt.name == out.name and dt.kind == "float" and
-                  dt.storage ~= dt.compute and (fname:match("^kg_copy_") ~= nil or fname:match("^kg_cast_") ~= nil)
+      local raw = moves and #inputs == 1 and inputs[1].dt.name == out.name and dt.kind == "float" and
+                  dt.storage ~= dt.compute
       g[#g + 1] = { name = fname, out = out, inputs = inputs, body = body, vec = vec, opi = opi, desc = desc,
-                    raw = raw }
+                    raw = raw, moves = moves }
     end
     for _, op in ipairs(ops) do
       if accepts(op, dt) then
@@ -105,13 +107,13 @@ function M.generate(G)
         end
         local ex = typed(expr_for(op, dt), dt.compute)
         add(op.group, "kg_" .. op.name .. "_" .. dt.name, op.id, out, inputs, string.format(out.store, ex),
-            op.name .. "(" .. dt.name .. ") = " .. op.doc)
+            op.name .. "(" .. dt.name .. ") = " .. op.doc, op.moves == true)
       end
     end
     for _, dst in ipairs(dtypes) do
       local via, to = cast_plan(dt, dst)
       add("cast", "kg_cast_" .. dt.name .. "_" .. dst.name, cast.id, dst, { { name = "a", dt = dt, via = via } },
-          string.format(to, "a"), "cast " .. dt.name .. " -> " .. dst.name)
+          string.format(to, "a"), "cast " .. dt.name .. " -> " .. dst.name, true)
     end
     for _, group in ipairs(order) do
       local name = "ew_" .. dt.name .. (group == "core" and "" or "_" .. group)
@@ -156,8 +158,7 @@ function M.generate(G)
         f.tperm_min = #f.inputs == 2 and math.max(dt.size, f.out.size) == 2 and "KG_TP_BIN2_MIN_BLOCKS" or nil
         -- copies and identity casts (bool aside) move bits in the tperm
         -- kernels: no convert through float and back per element
-        f.bits = #f.inputs == 1 and f.inputs[1].dt.name == f.out.name and dt.name ~= "bool" and
-                 (f.name:match("^kg_copy_") ~= nil or f.name:match("^kg_cast_") ~= nil)
+        f.bits = f.moves and #f.inputs == 1 and f.inputs[1].dt.name == f.out.name and dt.name ~= "bool"
         if f.tperm2 then
           local k2 = G:kernel({ name = f.name .. "_tperm2", module = module, vec = f.vec,
                                 desc = f.desc .. " [tperm, two tiles per pass]" })
@@ -165,7 +166,7 @@ function M.generate(G)
         end
         -- copies (bool aside): <op>_rowsv (rows kept in place, realigned
         -- 16-byte chunks) after them, at index k + 1 (+ 1 where tperm2 is)
-        f.rowsv = #f.inputs == 1 and f.name:match("^kg_copy_") ~= nil and dt.name ~= "bool"
+        f.rowsv = f.moves and f.opi ~= cast.id and #f.inputs == 1 and dt.name ~= "bool"
         if f.rowsv then
           local kr = G:kernel({ name = f.name .. "_rowsv", module = module, vec = f.vec,
                                 desc = f.desc .. " [rows in place, realigned 16-byte chunks]" })
@@ -200,12 +201,20 @@ function M.generate(G)
               kt = k2
             end
           end
+          -- and last, for 2- and 4-byte elements (where tperms is),
+          -- <op>_tplanem (tplanev's planes, several a block's run)
+          f.tplanem = f.tperms
+          if f.tplanem then
+            local k2 = G:kernel({ name = f.name .. "_tplanem", module = module, vec = f.vec,
+                                  desc = f.desc .. " [contiguous planes transposed, several a block, 16-byte chunks]" })
+            assert(k2 == kt + 1)
+          end
         end
       end
       G:write(name .. ".cu", G:render("elementwise.cu", {
         header = G.header("templates/elementwise.cu and gen/catalogue.lua"),
-        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = dt.size == 2 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperma", "tperms" }
-          or dt.size == 4 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperms" }
+        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = dt.size == 2 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperma", "tperms", "tplanem" }
+          or dt.size == 4 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperms", "tplanem" }
           or { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk" },
         include = dt.size == 2 and "elementwise_tpa.cuh" or dt.size == 4 and "elementwise_tph.cuh" or "elementwise_tperm.cuh",
         tperm = true,

@@ -463,6 +463,14 @@ size_t kg_attention_backward_scratch_bytes(int64_t B, int64_t Hq, int64_t Hkv, i
     if (B < 0 || Hq < 0 || Hkv < 0 || Sq < 0 || Sk < 0 || D < 0 || B > 65535 || Hq > 65535 || Hkv > 65535 ||
         Sq > INT32_MAX || Sk > INT32_MAX || D > 256)
         return 0;
+    /* shapes every call refuses (check_shapes, the head dims generated) */
+    if (Hkv == 0 ? Hq != 0 : Hq % Hkv != 0)
+        return 0;
+    int generated = 0;
+    for (int i = 0; i < KG_ATTNB_DIM_COUNT; i++)
+        generated |= kg_attnb_dims[i] == D;
+    if (!generated)
+        return 0;
     return scratch_for(B, Hq, Hkv, Sq, Sk, D, dq_lanes(B, Hq, Hkv, Sq, Sk, D), kgi_attnb_split_max(B, Hq, Hkv, Sq, Sk, D));
 }
 

@@ -173,6 +173,28 @@ static int rowsv_min_bytes = 4096;
    43.5, 43.0, 46.9 in the same run) and was removed in session 16. */
 static int tplane_mode = 1;
 static int tplane_min_bytes = 16384;
+/* copies of 2- and 4-byte elements whose planes (tplanev's shape) are
+   under tplane_min_bytes and lie one after the other along the layout's
+   dim 2 in both operands: <op>_tplanem (several planes a block, groups of
+   at most tplanem_bytes) under the default choice (1, the default since
+   round s30r1; kg_ew_tplanem_by_default) or forced only (0;
+   KG_EW_TUNE_TPLANEM, _BYTES). Such a copy ran tperm / tperma / tperms /
+   tslab before: f32 [273,147,81,7] p0.1.3.2 (planes of 81 x 7, 2268
+   bytes, 40131 of them in a row) ran tperm at 78.5% of copy, 0.95x
+   PyTorch: tperm's c axis of 81 positions is two tiles, the second 27%
+   full, and its output rows of 324 bytes start off sectors; a plane a
+   block (tplanev) leaves 114 of 256 lanes idle. A group of 7 such planes
+   is one 15876-byte run on both sides: 993 input chunks in one pass of
+   the block's loads (256 threads x 4), then 993 output chunks. NVIDIA
+   H100, 2026-12-05 round s30r1 (same process, best of 3 interleaved, % of
+   copy, before -> tplanem): faster on all 21 rows it changed, f32
+   x1.117-6.011 ([273,147,81,7] p0.1.3.2 78.3 -> 93.0, PyTorch 83.3;
+   1398107x3x4 p0.2.1 15.1 -> 91.0), bf16 x1.112-9.535 (8.7-66.3 ->
+   70.9-83.9); a plane a block (tplanev from 1 byte) lost on 15 of them
+   (down to x0.028), every gather rotated (KG_EW_TUNE_GATHER_ROT 1) beat
+   the default rotation on none by 2%. */
+static int tplanem_mode = 1;
+static int tplanem_bytes = 16384;
 /* copies by slabs of whole output rows (<op>_tslab) where the output's dim
    0 has 2 to tslab_max_nc elements (0: never), the buffer at most
    tslab_bytes; by the default choice only for 2-byte elements whose dim 1
@@ -186,9 +208,12 @@ static int tplane_min_bytes = 16384;
    -> 80.3, [28,44,32,10,56] p0.3.1.4.2 87.2 -> 61.5). */
 static int tslab_max_nc = 56;
 static int tslab_bytes = 16384;
-/* tplanev and tslab gather their output chunks in rotated orders
-   (kg_tq_gather): 1 always, 0 never, 2 (the default) tplanev where the
-   plane's rows have an even number of elements. H200 run s16r2 (same
+/* tplanev, tplanem and tslab gather their output chunks in rotated
+   orders (kg_tq_gather): 1 always, 0 never, 2 (the default) tplanev and
+   tplanem where the plane's rows have an even number of elements (for
+   tplanem, 1 against 2 in round s30r1, each against the same default in
+   its own process: no row's ratio 2% higher, bf16 [273,147,81,7]
+   p0.1.3.2 and 4099x13x315 p0.2.1 3.6% lower). H200 run s16r2 (same
    process, with tslab): tplanev bf16 [24,64,204,70] p0.1.3.2 (rows of 70)
    60.6 -> 69.3% of copy; on rows of 91 and 23 (odd) it moved f32 74.8 ->
    76.1 and 74.5 -> 75.4, bf16 59.1 -> 58.0 and 58.4 -> 57.3, f32
@@ -316,6 +341,11 @@ KG_API int kg_ew_tperms_by_default(const kg_tperm *tp, const void *out)
    where kg_ew_tpx_by_default. */
 static int tpermw_mode = 2;
 
+/* 1 where an axis of n positions in `tiles` tiles of `width` is at least
+   pct percent full (n * 100 >= tiles * width * pct; n, tiles and width
+   below 2^31) */
+static int tiles_full(int64_t n, int64_t tiles, int64_t width, int pct) { return n * 100 >= tiles * width * pct; }
+
 /* The rule of tpermw_mode 2 (the default, with tpermw_form 1): the second
    form where main's choice would run tperm2 on a 2-byte copy whose input
    0 is staged because kg_ew_tperma_by_default's tile-count clauses leave
@@ -339,8 +369,8 @@ static int tpermw_mode = 2;
 KG_API int kg_ew_tpx_by_default(const kg_tperm *tp, const kg_tperm *tw)
 {
     return (tp->staged & 2u) && !tp->rect && !tp->words && !kg_ew_tperma_by_default(tp) && tw->words == 2 &&
-           tw->rc > 0 && (int64_t)tw->n[KG_TP_C] * 5 >= (int64_t)tw->tiles_c * tw->rc * 4 &&
-           (int64_t)tw->n[KG_TP_J] * 5 >= (int64_t)tw->tiles_j * KG_TPX_TJ * 4;
+           tw->rc > 0 && tiles_full(tw->n[KG_TP_C], tw->tiles_c, tw->rc, 80) &&
+           tiles_full(tw->n[KG_TP_J], tw->tiles_j, KG_TPX_TJ, 80);
 }
 
 /* Rule A (KG_EW_TUNE_TPX_A; 1, the default since round s29r1; 0 off):
@@ -378,8 +408,8 @@ KG_API int kg_ew_tpx_a(const kg_tperm *tp, const kg_tperm *tw, int sm_count)
     if (!kg_ew_tperma_by_default(tp) || tw->words != 2 || tw->rc != KG_TPX_CW || tw->tiles_c < 2 ||
         tw->tiles_j < 16 || sm_count <= 0)
         return 0;
-    if ((int64_t)tw->n[KG_TP_C] * 10 < (int64_t)tw->tiles_c * KG_TPX_CW * 9 ||
-        (int64_t)tw->n[KG_TP_J] * 10 < (int64_t)tw->tiles_j * KG_TPX_TJ * 9)
+    if (!tiles_full(tw->n[KG_TP_C], tw->tiles_c, KG_TPX_CW, 90) ||
+        !tiles_full(tw->n[KG_TP_J], tw->tiles_j, KG_TPX_TJ, 90))
         return 0;
     const int64_t wave = 6 * (int64_t)sm_count, tiles = tw->tiles, last = tiles % wave;
     return tiles > 2 * wave && (last == 0 || 4 * last >= wave);
@@ -1081,6 +1111,44 @@ KG_API int kg_ew_plan_tplane(const kgi_layout *L, size_t es, kg_tplane *q, size_
     return 1;
 }
 
+KG_API int kg_ew_plan_tplanem(const kgi_layout *L, size_t es, kg_tplanem *m, size_t *smem)
+{
+    memset(m, 0, sizeof *m);
+    *smem = 0;
+    if ((es != 2 && es != 4) || L->ndim < 3 || L->nops != 2 || !kgi_layout_fits32(L))
+        return 0;
+    const int64_t nc = L->size[0], nj = L->size[1], n = nc * nj, pb = n * (int64_t)es, s0 = L->size[2];
+    if (L->stride[0][0] != 1 || L->stride[0][1] != nc || L->stride[1][1] != 1 || L->stride[1][0] != nj ||
+        L->stride[0][2] != n || L->stride[1][2] != n || pb + 32 > KG_TQ_MAX_BYTES)
+        return 0;
+    /* the most planes within tplanem_bytes (at least one, the buffer within
+       KG_TQ_MAX_BYTES), then as many groups along dim 2 and as few planes a
+       group as that takes */
+    int64_t ppb = tplanem_bytes / pb;
+    ppb = ppb < 1 ? 1 : ppb > s0 ? s0 : ppb;
+    if (ppb * pb + 32 > KG_TQ_MAX_BYTES)
+        ppb = (KG_TQ_MAX_BYTES - 32) / pb;
+    const int64_t gpr = (s0 + ppb - 1) / ppb;
+    ppb = (s0 + gpr - 1) / gpr;
+    layout_outer(L, &m->q.B);
+    const int64_t groups = gpr * (m->q.B.n / s0);
+    if (groups >= ((int64_t)1 << 31))
+        return 0;
+    m->q.nc = (uint32_t)nc;
+    m->q.nj = (uint32_t)nj;
+    m->q.planes = m->q.B.n;
+    m->q.rot = (uint32_t)(gather_rot == 1 || (gather_rot == 2 && nj % 2 == 0));
+    kgi_divmod_magic(m->q.nc, &m->q.magic_nc, &m->q.shift_nc);
+    m->s0 = (uint32_t)s0;
+    m->ppb = (uint32_t)ppb;
+    m->gpr = (uint32_t)gpr;
+    m->groups = (uint32_t)groups;
+    kgi_divmod_magic(m->gpr, &m->magic_gpr, &m->shift_gpr);
+    kgi_divmod_magic(m->q.nj, &m->magic_nj, &m->shift_nj);
+    *smem = (size_t)(ppb * pb + 32);
+    return 1;
+}
+
 KG_API int kg_ew_plan_tslab(const kgi_layout *L, size_t es, kg_tslab *z, size_t *smem)
 {
     memset(z, 0, sizeof *z);
@@ -1117,6 +1185,11 @@ KG_API int kg_ew_plan_tslab(const kgi_layout *L, size_t es, kg_tslab *z, size_t 
 }
 
 KG_API int kg_ew_tslab_by_default(const kg_tslab *z, size_t es) { return es == 2 && z->nj >= z->J; }
+
+KG_API int kg_ew_tplanem_by_default(const kg_tplanem *m, size_t es)
+{
+    return tplanem_mode == 1 && (int64_t)m->q.nc * m->q.nj * (int64_t)es < tplane_min_bytes;
+}
 
 KG_API int kg_ew_plan_tchunk(const kgi_layout *L, size_t es, kg_tchunk *z, size_t *smem)
 {
@@ -1359,17 +1432,32 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
        (KG_EW_TUNE_TPERM 0) or forced. Their kernels follow rowsv: tplanev,
        tslab, tchunk. */
     const int by_default = force < 0 && tperm_mode == 0;
-    if ((by_default || force == KG_EW_TPLANE || force == KG_EW_TSLAB || force == KG_EW_TCHUNK) &&
+    if ((by_default || force == KG_EW_TPLANE || force == KG_EW_TSLAB || force == KG_EW_TCHUNK ||
+         force == KG_EW_TPLANEM) &&
         var != KG_EW_DENSE && op == KG_OP_COPY && n_in == 1 && dt == out->dtype && dt != KG_BOOL && tperm_k >= 0) {
         const int kv = tperm_k + 2 + (kg_dtype_size(dt) <= 2 ? 1 : 0);
         kg_tplane tq;
         kg_tslab tz;
         size_t smem;
         kg_tchunk tc;
-        if (force != KG_EW_TSLAB && force != KG_EW_TCHUNK && kg_ew_plan_tplane(&L, kg_dtype_size(dt), &tq, &smem)) {
+        if (force != KG_EW_TSLAB && force != KG_EW_TCHUNK && force != KG_EW_TPLANEM &&
+            kg_ew_plan_tplane(&L, kg_dtype_size(dt), &tq, &smem)) {
             void *args[] = {&p, &tq};
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPLANE;
             st = kg_launch(ctx, kv, (dim3){tq.planes, 1, 1}, threads, args, smem);
+            return st == KG_OK ? kg_ok(ctx) : st;
+        }
+        /* tplanem: forced, or by the default choice where tplanev did not
+           take the planes (kg_ew_tplanem_by_default: under
+           tplane_min_bytes); its kernel is the last of the copy's (2-byte:
+           after tperms at + 7; 4-byte: after tperms at + 5) */
+        kg_tplanem tm;
+        const size_t es1 = kg_dtype_size(dt);
+        if ((force == KG_EW_TPLANEM || force < 0) && (es1 == 2 || es1 == 4) &&
+            kg_ew_plan_tplanem(&L, es1, &tm, &smem) && (force == KG_EW_TPLANEM || kg_ew_tplanem_by_default(&tm, es1))) {
+            void *args[] = {&p, &tm};
+            ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPLANEM;
+            st = kg_launch(ctx, tperm_k + (es1 == 2 ? 8 : 6), (dim3){tm.groups, 1, 1}, threads, args, smem);
             return st == KG_OK ? kg_ok(ctx) : st;
         }
         if (force != KG_EW_TPLANE && force != KG_EW_TCHUNK && kg_ew_plan_tslab(&L, kg_dtype_size(dt), &tz, &smem) &&
@@ -1554,6 +1642,8 @@ static const struct {
     {KG_EW_TUNE_TPERMW_BPS, &tpermw_bps, 0, 6, 0},
     {KG_EW_TUNE_TPERMW_CW, &tpermw_cw, 0, 128, 0},
     {KG_EW_TUNE_TPX_A, &tpx_a_mode, 0, 1, 1},
+    {KG_EW_TUNE_TPLANEM, &tplanem_mode, 0, 1, 1},
+    {KG_EW_TUNE_TPLANEM_BYTES, &tplanem_bytes, 64, 49120, 16384},
 };
 
 int kg_test_ew_tune(int what, int value)

@@ -66,8 +66,9 @@ KG_API kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, con
                                        const kg_tensor *mask, const kg_attention_opts *opts);
 
 /* Bytes of device scratch kg_attention_backward needs for q [B, Hq, Sq, D]
-   and k [B, Hkv, Sk, D] (any dtype; 0 for negative or out-of-range sizes or
-   a size that overflows), for kg_reserve_scratch. */
+   and k [B, Hkv, Sk, D] (any dtype; 0 for negative or out-of-range sizes, a
+   size that overflows, or a shape every call refuses: Hq not a multiple of
+   Hkv, a head dim that is not generated), for kg_reserve_scratch. */
 KG_API size_t kg_attention_backward_scratch_bytes(int64_t B, int64_t Hq, int64_t Hkv, int64_t Sq, int64_t Sk,
                                                   int64_t D);
 

@@ -37,6 +37,10 @@
    kg_ew_tperms_ok), forced (where tperm is planned) and reported like the
    others */
 #define KG_EW_TPERMS (KG_EW_VARIANT_COUNT + 6)
+/* copies of 2- and 4-byte elements by tplanev's planes several a block
+   (<op>_tplanem, kg_tperm.h kg_tplanem; by the default choice where
+   kg_ew_tplanem_by_default), forced and reported like the others */
+#define KG_EW_TPLANEM (KG_EW_VARIANT_COUNT + 7)
 
 /* 1 when a copy planned as tp can run <op>_tperms (input 0 staged, square
    tiles, no word pairs, the c axis one dim of output stride 1) */
@@ -116,6 +120,18 @@ KG_API int kg_ew_plan_rowsv(const kgi_layout *L, size_t es, int nd32v_ok, kg_row
    (the plane + 32 bytes) at most 48 KiB, everything within 31 bits, unless
    KG_EW_TUNE_TPLANE is 0. *smem: the buffer's bytes. */
 KG_API int kg_ew_plan_tplane(const kgi_layout *L, size_t es, kg_tplane *q, size_t *smem);
+/* The tplanem plan (kg_tperm.h kg_tplanem) of the coalesced layout L of a
+   copy of es-byte elements (2 or 4): tplanev's planes (kg_ew_plan_tplane's
+   shape, any plane size) whose layout dim 2 has stride nc * nj in both
+   operands; groups of ppb planes along it, ppb the most whose bytes stay
+   within KG_EW_TUNE_TPLANEM_BYTES (default 16384; at least one plane, the
+   buffer at most 48 KiB), evened out over dim 2. 0 where L has no such
+   planes. *smem: the buffer's bytes (ppb planes + 32). */
+KG_API int kg_ew_plan_tplanem(const kgi_layout *L, size_t es, kg_tplanem *m, size_t *smem);
+/* 1 when the default choice takes the tplanem plan m of es-byte
+   elements: KG_EW_TUNE_TPLANEM 1 (the default) and planes (nc * nj * es
+   bytes) under KG_EW_TUNE_TPLANE_MIN_BYTES, which tplanev does not take. */
+KG_API int kg_ew_tplanem_by_default(const kg_tplanem *m, size_t es);
 
 /* The tslab plan (kg_tperm.h) of the coalesced layout L of a copy of
    es-byte elements: 1 where dim 0 is contiguous in the output (stride 1)
@@ -224,9 +240,10 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      the default choice where kg_ew_tslab_by_default); 0: never;
    KG_EW_TUNE_TSLAB_BYTES: tslab's buffer of at most that many bytes (1024
      to 49152, default 16384);
-   KG_EW_TUNE_GATHER_ROT: 1 = tplanev and tslab gather their chunks in
-     rotated orders (kg_tq_gather), 0 = in order, 2 (the default) = tplanev
-     where the plane's rows have an even number of elements;
+   KG_EW_TUNE_GATHER_ROT: 1 = tplanev, tplanem and tslab gather their
+     chunks in rotated orders (kg_tq_gather), 0 = in order, 2 (the default)
+     = tplanev and tplanem where the plane's rows have an even number of
+     elements;
    KG_EW_TUNE_TCHUNK: copies that kg_ew_plan_tchunk plans run <op>_tchunk
      where no plane or slab serves them: 0 never (the default), 1 always
      (under the default choice, KG_EW_TUNE_TPERM 0; or forced);
@@ -264,7 +281,14 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
    KG_EW_TUNE_TPX_A: 1 (the default since round s29r1) the second form
      also where kg_ew_tpx_a takes a copy that the default choice would run
      by <op>_tperma (under KG_EW_TUNE_TPERMW 2, KG_EW_TUNE_TPERMW_FORM 1
-     and KG_EW_TUNE_TPERMA 2); 0 not (tperma keeps it).
+     and KG_EW_TUNE_TPERMA 2); 0 not (tperma keeps it);
+   KG_EW_TUNE_TPLANEM: copies of 2- and 4-byte elements whose planes
+     kg_ew_plan_tplanem plans and tplanev does not take (planes under
+     KG_EW_TUNE_TPLANE_MIN_BYTES) run <op>_tplanem under the default choice
+     (KG_EW_TUNE_TPERM 0; kg_ew_tplanem_by_default): 1 (the default since
+     round s30r1) yes, 0 no (forced only);
+   KG_EW_TUNE_TPLANEM_BYTES: tplanem's groups of at most that many bytes
+     of planes (64 to 49120, default 16384; at least one plane).
    Returns the setting's value before the call (0 for an unknown what). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,
@@ -304,7 +328,9 @@ enum {
     KG_EW_TUNE_TPERMW_FORM,
     KG_EW_TUNE_TPERMW_BPS,
     KG_EW_TUNE_TPERMW_CW,
-    KG_EW_TUNE_TPX_A
+    KG_EW_TUNE_TPX_A,
+    KG_EW_TUNE_TPLANEM,
+    KG_EW_TUNE_TPLANEM_BYTES
 };
 KG_API int kg_test_ew_tune(int what, int value);
 

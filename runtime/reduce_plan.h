@@ -9,6 +9,7 @@
 #include "internal.h"
 #include "kg_reduce.h"
 #include "kg_reduce_params.h"
+#include "kg_red_stripes.h"
 
 /* Bytes of split partial results a plan may use after the counters. */
 #define KG_RED_PARTIAL_BYTES ((size_t)4 << 20)
@@ -196,6 +197,11 @@ typedef struct kg_red_tuning {
                                fewer partials to write and combine); 0: off. Default 8 (with 3 units) since session 28's
                                H100 round: sweep #2 #65 #180 at 0.868-0.976 x the uncapped time */
     int run_tiles_cap_units; /* RUNT: the units per multiprocessor aimed at past run_tiles_cap splits */
+    int rows_stripes;       /* ROWS plans in block mode (a block per unit) split across blocks: 1: each split reads
+                               interleaved lines of KG_RED_THREADS vectors of the row (split s lines s, s + splits,
+                               ...; args.run KG_RED_ROWS_STRIPES, kg_red_run_stripes) instead of one contiguous
+                               chunk; 0: off. Default 1 since session 30's H100 round s30r1 (the full reductions
+                               of 2^28 elements 95-96% -> 100-102% of copy) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

@@ -874,21 +874,35 @@ __device__ __forceinline__ uint4 kg_tq_rotl(const uint4 &v, uint32_t bits)
    next j. ROT (whole chunks, nc >= M): lane l reads its elements starting
    at element (l / (32 / M)) % M of the chunk, then rotates the chunk into
    place, so that lanes whose chunks start 32 / M * 8 rows apart (the same
-   bank under a row pitch of an odd number of words) read distinct banks. */
-template <int ES, bool WHOLE, bool ROT>
+   bank under a row pitch of an odd number of words) read distinct banks.
+   PLANES (tplanem): the run and the buffer hold planes of nc x nj positions
+   one after the other (rp = nj * ES): position q is plane J / nj, j = J %
+   nj (J = q / nc; division by nj by magic_nj, shift_nj), at s + plane * nc
+   * rp + c * rp + j * ES; at j = nj the next position is the next plane's
+   j = 0. */
+template <int ES, bool WHOLE, bool ROT, bool PLANES = false>
 __device__ __forceinline__ uint4 kg_tq_gather(const unsigned char *s, uint32_t rp, uint32_t nc, uint32_t magic_nc,
-                                              uint32_t shift_nc, int32_t q0, uint32_t n)
+                                              uint32_t shift_nc, int32_t q0, uint32_t n, uint32_t nj = 0,
+                                              uint32_t magic_nj = 0, uint32_t shift_nj = 0)
 {
     constexpr int M = 16 / ES;
     const uint32_t qs = q0 < 0 ? 0u : (uint32_t)q0;
-    uint32_t j = kgd_div_magic(qs, magic_nc, shift_nc), c = qs - j * nc, off = c * rp + j * ES;
+    uint32_t j = kgd_div_magic(qs, magic_nc, shift_nc), c = qs - j * nc, pb = 0;
+    if constexpr (PLANES) {
+        const uint32_t pl = kgd_div_magic(j, magic_nj, shift_nj);
+        j -= pl * nj;
+        pb = pl * nc * rp; /* the plane's first byte in the buffer */
+    }
+    uint32_t off = pb + c * rp + j * ES;
     uint4 w = make_uint4(0, 0, 0, 0);
     if constexpr (ROT) {
         const uint32_t rot = (threadIdx.x / (32 / M)) % M;
+        /* past c = nc: the next j, or (PLANES, j = nj - 1) the next plane's j = 0 */
+        const uint32_t wrap = PLANES && j + 1 == nj ? j * ES : nc * rp - ES;
 #pragma unroll
         for (int m = 0; m < M; m++) {
             const uint32_t i = (m + rot) % M;
-            const uint32_t o = off + i * rp - (c + i >= nc ? nc * rp - ES : 0u);
+            const uint32_t o = off + i * rp - (c + i >= nc ? wrap : 0u);
             kg_rv_put<ES>(w, m, kg_rv_load<ES>((const char *)s + o));
         }
         return kg_tq_rotl(w, rot * ES * 8);
@@ -900,7 +914,15 @@ __device__ __forceinline__ uint4 kg_tq_gather(const unsigned char *s, uint32_t r
                 off += rp;
                 if (++c == nc) {
                     c = 0;
-                    off = ++j * ES;
+                    if constexpr (PLANES) {
+                        if (++j == nj) {
+                            j = 0;
+                            pb += nc * rp;
+                        }
+                        off = pb + j * ES;
+                    } else {
+                        off = ++j * ES;
+                    }
                 }
             }
         }
@@ -910,11 +932,13 @@ __device__ __forceinline__ uint4 kg_tq_gather(const unsigned char *s, uint32_t r
 
 /* Fills the aligned 16-byte chunks of an output run of n elements at ob
    (ES-byte elements, position q at ob + q * ES) from the buffer s (see
-   kg_tq_gather): one 16-byte store a whole chunk, element stores at the
-   run's ends; U chunks a thread in flight. */
-template <int ES>
+   kg_tq_gather; PLANES: planes of nc x nj positions, nj's division by
+   magic_nj, shift_nj): one 16-byte store a whole chunk, element stores at
+   the run's ends; U chunks a thread in flight. */
+template <int ES, bool PLANES = false>
 __device__ __forceinline__ void kg_tq_fill(char *ob, uint32_t n, const unsigned char *s, uint32_t rp, uint32_t nc,
-                                           uint32_t magic_nc, uint32_t shift_nc, bool rot)
+                                           uint32_t magic_nc, uint32_t shift_nc, bool rot, uint32_t nj = 0,
+                                           uint32_t magic_nj = 0, uint32_t shift_nj = 0)
 {
     constexpr int M = 16 / ES, U = 4;
     const uint32_t so = (uint32_t)((uintptr_t)ob & 15u), co = (so + n * ES + 15u) / 16u; /* the run's chunks */
@@ -929,9 +953,12 @@ __device__ __forceinline__ void kg_tq_fill(char *ob, uint32_t n, const unsigned 
             q0[u] = ((int32_t)(16u * k) - (int32_t)so) / ES; /* the chunk's first position in the run */
             if (k < co)
                 w[u] = !(q0[u] >= 0 && (uint32_t)q0[u] + M <= n)
-                           ? kg_tq_gather<ES, false, false>(s, rp, nc, magic_nc, shift_nc, q0[u], n)
-                       : rot ? kg_tq_gather<ES, true, true>(s, rp, nc, magic_nc, shift_nc, q0[u], n)
-                             : kg_tq_gather<ES, true, false>(s, rp, nc, magic_nc, shift_nc, q0[u], n);
+                           ? kg_tq_gather<ES, false, false, PLANES>(s, rp, nc, magic_nc, shift_nc, q0[u], n, nj,
+                                                                    magic_nj, shift_nj)
+                       : rot ? kg_tq_gather<ES, true, true, PLANES>(s, rp, nc, magic_nc, shift_nc, q0[u], n, nj,
+                                                                    magic_nj, shift_nj)
+                             : kg_tq_gather<ES, true, false, PLANES>(s, rp, nc, magic_nc, shift_nc, q0[u], n, nj,
+                                                                     magic_nj, shift_nj);
         }
 #pragma unroll
         for (int u = 0; u < U; u++) {
@@ -946,6 +973,46 @@ __device__ __forceinline__ void kg_tq_fill(char *ob, uint32_t n, const unsigned 
                     if (q0[u] + i >= 0 && (uint32_t)(q0[u] + i) < n)
                         kg_rv_store<ES>(oa + 16u * k + i * ES, kg_rv_get<ES>(w[u], i));
             }
+        }
+    }
+}
+
+/* Loads the run of nb bytes at ib (ES-byte elements) into the buffer s as
+   the aligned 16-byte chunks that cover it (a chunk the run covers only in
+   part: its elements one by one), stored as they are: byte x of the run at
+   s + si + x (si: the run's offset in its first chunk); U chunks a thread
+   in flight. tplanem's load; tplanev's loop is the same, written out in
+   it (so written, its code is as measured). */
+template <int ES>
+__device__ __forceinline__ void kg_tq_load(const char *ib, uint32_t nb, unsigned char *s)
+{
+    constexpr int M = 16 / ES, U = 4;
+    const uint32_t si = (uint32_t)((uintptr_t)ib & 15u);
+    const char *ia = ib - si;
+    const uint32_t ci = (si + nb + 15u) / 16u; /* chunks of the input run */
+    for (uint32_t k0 = threadIdx.x; k0 < ci; k0 += U * KG_EW_THREADS) {
+        uint4 v[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const uint32_t k = k0 + u * KG_EW_THREADS;
+            const char *a = ia + 16u * k;
+            if (k < ci && a >= ib && a + 16 <= ib + nb) {
+                v[u] = *(const uint4 *)a;
+            } else {
+                v[u] = make_uint4(0, 0, 0, 0);
+#pragma unroll
+                for (int i = 0; i < M; i++) {
+                    const char *x = a + i * ES;
+                    if (k < ci && x >= ib && x < ib + nb)
+                        kg_rv_put<ES>(v[u], i, kg_rv_load<ES>(x));
+                }
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            const uint32_t k = k0 + u * KG_EW_THREADS;
+            if (k < ci)
+                *(uint4 *)(s + 16u * k) = v[u];
         }
     }
 }
@@ -1002,6 +1069,37 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_tplanev(const
         __syncthreads();
         kg_tq_fill<ES>(ob, n, kg_tq_smem + si, Q.nj * ES, Q.nc, Q.magic_nc, Q.shift_nc, Q.rot != 0);
         __syncthreads(); /* the next plane reuses the buffer */
+    }
+}
+
+/* tplanem (kg_tperm.h kg_tplanem): tplanev's copies where several planes
+   make one block's run (planes of fewer than KG_EW_TUNE_TPLANE_MIN_BYTES:
+   a plane a block would leave most lanes idle, its run a few chunks). A
+   block takes groups g = blockIdx.x, + gridDim.x, ...: the cnt planes of
+   group g are one run in both operands, loaded whole (kg_tq_load), then
+   the output's run filled from the buffer plane by plane (kg_tq_fill with
+   PLANES). The buffer is the launch's dynamic shared memory (ppb planes +
+   32 bytes). A copy moves bits. */
+template <typename F, int N> __device__ __forceinline__ void kg_ew_tplanem(const kg_ew_ptrs &p, const kg_tplanem &Q)
+{
+    typedef typename F::out_t X;
+    static_assert(F::arity == 1 && sizeof(typename F::in0_t) == sizeof(X), "tplanem: copies");
+    constexpr int ES = sizeof(X);
+    extern __shared__ __align__(16) unsigned char kg_tq_smem[];
+    const uint32_t n = Q.q.nc * Q.q.nj;
+    for (uint32_t g = blockIdx.x; g < Q.groups; g += gridDim.x) {
+        const uint32_t r = kgd_div_magic(g, Q.magic_gpr, Q.shift_gpr), first = (g - r * Q.gpr) * Q.ppb;
+        const uint32_t cnt = Q.s0 - first < Q.ppb ? Q.s0 - first : Q.ppb, nr = cnt * n;
+        int32_t off[KG_EW_MAX_OPERANDS];
+        kg_offsets32(Q.q.B, r * Q.s0 + first, off);
+        const char *ib = (const char *)p.in[0] + (int64_t)off[1] * ES;
+        char *ob = (char *)p.out + (int64_t)off[0] * ES;
+        const uint32_t si = (uint32_t)((uintptr_t)ib & 15u);
+        kg_tq_load<ES>(ib, nr * ES, kg_tq_smem);
+        __syncthreads();
+        kg_tq_fill<ES, true>(ob, nr, kg_tq_smem + si, Q.q.nj * ES, Q.q.nc, Q.q.magic_nc, Q.q.shift_nc, Q.q.rot != 0,
+                             Q.q.nj, Q.magic_nj, Q.shift_nj);
+        __syncthreads(); /* the next group reuses the buffer */
     }
 }
 

@@ -117,6 +117,24 @@ typedef struct kg_tplane {
     uint32_t rot;
 } kg_tplane;
 
+/* The argument of the kernels <op>_tplanem (copies of 2- and 4-byte
+   elements): tplanev's planes where several make one block's run. q is
+   tplanev's plan; besides, the layout's dim 2 (B's dim 0, s0 planes) has
+   stride nc * nj in both operands, so planes b .. b + k - 1 along it are one
+   run of k * nc * nj elements in the input and one in the output. A block
+   takes group g = (r, s) = (g / gpr, g % gpr): the cnt = min(ppb, s0 - s *
+   ppb) planes from b = r * s0 + s * ppb (gpr = groups along dim 2, groups =
+   gpr * q.planes / s0). Its run is loaded into shared memory as tplanev's
+   plane is (element e of plane k at k * nc * nj + c * nj + j) and the
+   output's run filled from it (kg_tq_fill with planes: position q of the
+   output's run is plane q / (nc nj), j = (q / nc) % nj, c = q % nc). */
+typedef struct kg_tplanem {
+    kg_tplane q;
+    uint32_t s0, ppb, gpr, groups;
+    uint32_t magic_gpr, shift_gpr; /* division by gpr */
+    uint32_t magic_nj, shift_nj;   /* division by q.nj */
+} kg_tplanem;
+
 /* The argument of the kernels <op>_tslab (copies): slabs of whole output
    rows. The coalesced layout's dim 0 (nc elements) is contiguous in the
    output, its dim 1 (nj elements, output stride nc) is the input's fast

@@ -8,6 +8,9 @@ $(header)/*
  * load, columns $(cvec).
  */
 #include "reduce.cuh"
+@if has.rows then
+#include "reduce_stripes.cuh"
+@end
 @if has.flat and vec == 8 then
 #include "reduce_flat_words.cuh"
 @end
@@ -47,7 +50,7 @@ struct $(f.name) {
     static __device__ __forceinline__ out_t finish(acc_t acc, int64_t n) { return $(f.finish); }
 };
 @if has.rows then
-extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_MIN_BLOCKS) $(f.name)_rows(const kg_red_args A) { kg_red_rows<$(f.name)>(A); }
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_MIN_BLOCKS) $(f.name)_rows(const kg_red_args A) { kg_red_rows_any<$(f.name)>(A); }
 @end
 @if has.cols then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_WALK_MIN_BLOCKS) $(f.name)_cols(const kg_red_args A) { kg_red_cols<$(f.name)>(A); }

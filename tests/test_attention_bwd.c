@@ -309,6 +309,14 @@ Test(attention_bwd_validation, scratch_size)
     cr_assert_eq(kg_attention_backward_scratch_bytes(65536, 8, 2, 100, 120, 64), 0u);
     cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 2, 100, 120, 512), 0u);
     cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 2, 100, -5, 64), 0u);
+    /* shapes every call refuses: no kv heads under query heads, Hq not a
+       multiple of Hkv, head dims that are not generated (0, 48) */
+    cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 0, 100, 120, 64), 0u);
+    cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 3, 100, 120, 64), 0u);
+    cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 2, 100, 120, 0), 0u);
+    cr_assert_eq(kg_attention_backward_scratch_bytes(2, 8, 2, 100, 120, 48), 0u);
+    /* no heads at all is an empty call the library accepts: the counters */
+    cr_assert_eq(kg_attention_backward_scratch_bytes(2, 0, 0, 100, 120, 64), (size_t)(64 << 10));
 }
 
 /* The kernels that fit a device's shared memory (kgi_attnb_fit): compute

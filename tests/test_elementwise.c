@@ -1572,6 +1572,103 @@ Test(tplane, copies_of_transposed_planes_rotated, .init = setup, .fini = teardow
     check_tplane(1);
 }
 
+/* Copies of planes transposed several a block (<op>_tplanem, forced): the
+   buffer's last two dims swapped with the outer dims in order (planes one
+   after the other in both operands), small planes on either side (81 x 7
+   and 7 x 81, the bench's [273,147,81,7] p0.1.3.2 plane; 2 x 3, 3 x 5, 16 x
+   16, 13 x 9; sides under a chunk's elements), planes of more bytes than a
+   group (one a group), outer dims of more than one dim (groups restart at
+   each row of dim 2: 3 x 33 planes of 13 x 9); groups of 64, 1000 and the
+   default 16384 bytes (uneven last groups, one plane a group); 2- and
+   4-byte elements (bf16, f16, f32, i32), input and output 0 to 7 elements
+   off alignment (runs in partial chunks at every alignment); the chunks
+   gathered in order or (rot) rotated. Every element's bits are compared
+   with its input's, and its value with the reference (run_case). */
+static void check_tplanem(int rot)
+{
+    kg_test_ew_tune(KG_EW_TUNE_GATHER_ROT, rot);
+    force_variant = KG_EW_TPLANEM;
+    static const struct {
+        int nd;
+        int64_t P[4];
+        int p[4];
+    } cs[] = {{3, {301, 81, 7}, {0, 2, 1}},     {3, {203, 7, 81}, {0, 2, 1}},     {3, {999, 2, 3}, {0, 2, 1}},
+              {4, {5, 41, 3, 5}, {0, 1, 3, 2}}, {3, {37, 16, 16}, {0, 2, 1}},     {4, {3, 33, 13, 9}, {0, 1, 3, 2}},
+              {3, {5, 70, 65}, {0, 2, 1}},      {4, {2, 3, 9, 130}, {0, 1, 3, 2}}};
+    const kg_dtype dts[] = {KG_BF16, KG_F32, KG_F16, KG_I32};
+    const int bytes[] = {64, 1000, 16384};
+    for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++)
+        for (size_t bi = 0; bi < sizeof bytes / sizeof bytes[0]; bi++) {
+            kg_test_ew_tune(KG_EW_TUNE_TPLANEM_BYTES, bytes[bi]);
+            for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+                unsigned ran = 0;
+                int64_t shape[KG_MAX_DIMS];
+                const view a = read_in_order(cs[i].nd, cs[i].P, cs[i].p, shape), o = dense(cs[i].nd, shape);
+                const int ia = (int)(i * 5 + di + bi) % 8, io = (int)(i * 3 + 1 + 2 * bi) % 8;
+                ew_case c = {"planes several a block", 1, {offset(a, ia), o, o}, offset(o, io), -1, FILL_MIXED, 0};
+                run_case(KG_OP_COPY, dts[di], dts[di], &c, &ran);
+                cr_assert(ran & (1u << KG_EW_TPLANEM),
+                          "%s case %zu (%d bytes): tplanem (rot %d) did not run (variants %#x)", kg_dtype_name(dts[di]),
+                          i, bytes[bi], rot, ran);
+            }
+        }
+    kg_test_ew_tune(KG_EW_TUNE_TPLANEM_BYTES, 16384);
+    kg_test_ew_tune(KG_EW_TUNE_GATHER_ROT, 2);
+    force_variant = -1;
+}
+
+Test(tplanem, copies_of_transposed_planes_several_a_block, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tplanem(0);
+}
+
+Test(tplanem, copies_of_transposed_planes_several_a_block_rotated, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tplanem(1);
+}
+
+/* The default choice (KG_EW_TUNE_TPLANEM 1, the default since round
+   s30r1; kg_ew_tplanem_by_default): tplanem takes the copies whose planes
+   are under tplanev's floor (the bench's f32 [273,147,81,7] p0.1.3.2 at a
+   smaller size, bf16 and f32 planes of 7 x 81 and 3 x 5, f16 and i32
+   planes of 16 x 16 with the input and the output off alignment),
+   tplanev keeps planes of 16 KB up, and with KG_EW_TUNE_TPLANEM 0 none of
+   them runs tplanem; every element's bits compared with its input's and
+   its value with the reference (run_case). */
+Test(tplanem, default_choice, .init = setup, .fini = teardown, .timeout = 600)
+{
+    static const struct {
+        int nd;
+        int64_t P[4];
+        int p[4];
+        kg_dtype dt;
+        int want; /* KG_EW_TPLANEM, KG_EW_TPLANE */
+        int ia, io; /* input and output elements off alignment */
+    } cs[] = {{4, {13, 147, 81, 7}, {0, 1, 3, 2}, KG_F32, KG_EW_TPLANEM, 0, 0},
+              {3, {301, 7, 81}, {0, 2, 1}, KG_BF16, KG_EW_TPLANEM, 0, 0},
+              {3, {2001, 3, 5}, {0, 2, 1}, KG_F32, KG_EW_TPLANEM, 0, 0},
+              {3, {517, 16, 16}, {0, 2, 1}, KG_F16, KG_EW_TPLANEM, 3, 5},
+              {3, {517, 16, 16}, {0, 2, 1}, KG_I32, KG_EW_TPLANEM, 1, 2},
+              {3, {3, 95, 91}, {0, 2, 1}, KG_F32, KG_EW_TPLANE, 0, 0}};
+    const int was = kg_test_ew_tune(KG_EW_TUNE_TPLANEM, 1);
+    for (int mode = 1; mode >= 0; mode--) {
+        kg_test_ew_tune(KG_EW_TUNE_TPLANEM, mode);
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+            unsigned ran = 0;
+            int64_t shape[KG_MAX_DIMS];
+            const view a = read_in_order(cs[i].nd, cs[i].P, cs[i].p, shape), o = dense(cs[i].nd, shape);
+            ew_case c = {
+                "planes, default choice", 1, {offset(a, cs[i].ia), o, o}, offset(o, cs[i].io), -1, FILL_MIXED, 0};
+            run_case(KG_OP_COPY, cs[i].dt, cs[i].dt, &c, &ran);
+            if (mode)
+                cr_assert_eq(ran, 1u << cs[i].want, "case %zu: variants %#x, want %d", i, ran, cs[i].want);
+            else
+                cr_assert(!(ran & (1u << KG_EW_TPLANEM)), "case %zu: tplanem ran with KG_EW_TUNE_TPLANEM 0", i);
+        }
+    }
+    kg_test_ew_tune(KG_EW_TUNE_TPLANEM, was);
+}
+
 /* Copies by slabs of whole output rows (<op>_tslab, forced, KG_EW_TUNE_TSLAB
    4096): the output's fast dim short (2, 3, 33, 64) and its next dim the
    input's fast one, the input's rows one plane apart (a 2-d transpose) or
@@ -1803,7 +1900,7 @@ static void bits_fill(void *buf, kg_dtype dt, int64_t n)
 /* Runs op (copy, or the identity cast) over dt on every layout, each under
    the runtime's own choice and forced to every variant (the kg_ew_variant
    ones and the tperm kernels': tperm, rowsv, tplanev, tslab, tchunk,
-   tperma, tperms), first with the default tunings, then with rowsv from
+   tperma, tperms, tplanem), first with the default tunings, then with rowsv from
    rows of 64 bytes (KG_EW_TUNE_ROWSV 2), tplanev from planes of 1 byte,
    tchunk allowed, one tile a pass in tperm (KG_EW_TUNE_TPERM_PAIR 0) and
    the word form of the 2-byte tperms (KG_EW_TUNE_TPERMW_FORM 0); compares
@@ -1839,7 +1936,7 @@ static unsigned check_bits(kg_op op, kg_dtype dt)
             if (tu)
                 for (int k = 0; k < NT; k++)
                     was[k] = kg_test_ew_tune(t1[k][0], t1[k][1]);
-            for (int force = -1; force <= KG_EW_TPERMS; force++) {
+            for (int force = -1; force <= KG_EW_TPLANEM; force++) {
                 const int poison = runs++ % 2 ? 0x5a : 0xff; /* each poison is one pattern: two of them */
                 KT_OK(ctx, kg_memset(ctx, odev, poison, (size_t)on * es));
                 kg_test_force_ew_variant(ctx, force);
@@ -1879,14 +1976,15 @@ static unsigned check_bits(kg_op op, kg_dtype dt)
    quiet and signalling; each on every layout of bits_layout under the
    runtime's own choice and forced to each variant (check_bits). Asserts
    that every variant ran: for copies of 2-byte types the eight of
-   kg_ew_variant and tperm, rowsv, tplanev, tslab, tchunk, tperma, tperms;
+   kg_ew_variant and tperm, rowsv, tplanev, tslab, tchunk, tperma, tperms,
+   tplanem;
    for identity casts (which only copies' kernels after tperm serve) and
    f32 / f64 the eight and tperm. */
 Test(elementwise, copies_of_2byte_floats_move_bits_in_every_variant, .timeout = 600)
 {
     const unsigned base = ((1u << KG_EW_VARIANT_COUNT) - 1) | 1u << KG_EW_TPERM;
     const unsigned all = base | 1u << KG_EW_ROWSV | 1u << KG_EW_TPLANE | 1u << KG_EW_TSLAB | 1u << KG_EW_TCHUNK |
-                         1u << KG_EW_TPERMA | 1u << KG_EW_TPERMS;
+                         1u << KG_EW_TPERMA | 1u << KG_EW_TPERMS | 1u << KG_EW_TPLANEM;
     const kg_dtype dts[] = {KG_F16, KG_BF16, KG_F32, KG_F64};
     for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++)
         for (int c = 0; c < 2; c++) {
@@ -2748,6 +2846,136 @@ Test(tplane_plan, the_rule)
     }
 }
 
+/* tplanem's plan (kg_ew_plan_tplanem): tplanev's planes whose layout dim
+   2 has stride nc * nj in both operands, 2- and 4-byte elements; the
+   groups (walked as the kernel does: r = g / gpr by the magic division,
+   first plane (g % gpr) * ppb, cnt = min(ppb, s0 - first)) cover every
+   plane exactly once, each group's planes one run in both operands (their
+   offsets consecutive multiples of nc * nj from the first's), ppb the most
+   planes within the group bytes evened out over dim 2, the buffer ppb
+   planes + 32 bytes within 48 KiB; refused for 1- and 8-byte elements,
+   outer dims permuted (planes apart), a single plane and a plane over 48
+   KiB. */
+Test(tplanem_plan, groups_cover_each_plane_once_in_runs)
+{
+    static const struct {
+        int nd;
+        int64_t P[5];
+        int p[5];
+        kg_dtype dt;
+        int want;
+        uint32_t ppb;
+    } cs[] = {
+        {4, {273, 147, 81, 7}, {0, 1, 3, 2}, KG_F32, 1, 7},     /* the bench's row: 2268-byte planes */
+        {4, {273, 147, 81, 7}, {0, 1, 3, 2}, KG_BF16, 1, 14},   /* 1134 bytes: 14 fit; 2867 groups, the last of 7 */
+        {3, {999, 2, 3}, {0, 2, 1}, KG_F32, 1, 500},            /* 24-byte planes: 682 fit; 2 groups, 500 + 499 */
+        {4, {3, 33, 13, 9}, {0, 1, 3, 2}, KG_F32, 1, 33},       /* outer dims one dim: 99 planes in a row */
+        {5, {3, 4, 33, 13, 9}, {1, 0, 2, 4, 3}, KG_F32, 1, 33}, /* outer dims permuted: rows of 33 planes */
+        {3, {5, 70, 65}, {0, 2, 1}, KG_F32, 1, 1},              /* 18200 bytes: one a group */
+        {3, {5, 70, 65}, {0, 2, 1}, KG_U8, 0, 0},               /* 1-byte elements */
+        {3, {5, 70, 65}, {0, 2, 1}, KG_F64, 0, 0},              /* 8-byte elements */
+        {4, {3, 33, 13, 9}, {1, 0, 3, 2}, KG_F32, 0, 0},        /* dim 2 (33) apart in the input */
+        {2, {81, 7}, {1, 0}, KG_F32, 0, 0},                     /* one plane: no dim 2 */
+        {3, {3, 110, 112}, {0, 2, 1}, KG_F32, 0, 0},            /* 49280 bytes: over 48 KiB */
+        {3, {33, 95, 91}, {1, 0, 2}, KG_F32, 0, 0},             /* inner dim in place: no plane */
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, cs[i].dt);
+        kg_tplanem m;
+        size_t smem;
+        const size_t es = kg_dtype_size(cs[i].dt);
+        cr_assert_eq(kg_ew_plan_tplanem(&L, es, &m, &smem), cs[i].want, "case %zu", i);
+        if (!cs[i].want)
+            continue;
+        const uint32_t n = m.q.nc * m.q.nj;
+        cr_assert_eq(m.ppb, cs[i].ppb, "case %zu: ppb %u", i, m.ppb);
+        cr_assert_eq(smem, (size_t)m.ppb * n * es + 32, "case %zu", i);
+        cr_assert(smem <= 48 * 1024, "case %zu", i);
+        cr_assert(m.ppb == 1 || (size_t)m.ppb * n * es <= 16384, "case %zu: groups over 16384 bytes", i);
+        cr_assert_eq(m.q.planes % m.s0, 0, "case %zu", i);
+        cr_assert_eq(m.groups, m.gpr * (m.q.planes / m.s0), "case %zu", i);
+        cr_assert_eq(m.q.rot, m.q.nj % 2 == 0 ? 1u : 0u, "case %zu", i);
+        uint8_t *seen = calloc(m.q.planes, 1);
+        cr_assert_not_null(seen);
+        for (uint32_t g = 0; g < m.groups; g++) {
+            const uint32_t r = magic_div(g, m.magic_gpr, m.shift_gpr), first = (g - r * m.gpr) * m.ppb;
+            cr_assert_eq(r, g / m.gpr, "case %zu g %u", i, g);
+            cr_assert(first < m.s0, "case %zu g %u: an empty group", i, g);
+            const uint32_t cnt = m.s0 - first < m.ppb ? m.s0 - first : m.ppb;
+            int64_t o0[2] = {0, 0};
+            for (uint32_t k = 0; k < cnt; k++) {
+                const uint32_t b = r * m.s0 + first + k;
+                cr_assert(!seen[b], "case %zu: plane %u twice", i, b);
+                seen[b] = 1;
+                /* plane b's offsets from B (its dims: L's from 2) */
+                int64_t off[2] = {0, 0}, rem = b;
+                for (int d = 0; d < m.q.B.ndim; d++) {
+                    const int64_t x = rem % m.q.B.size[d];
+                    rem /= m.q.B.size[d];
+                    for (int op = 0; op < 2; op++)
+                        off[op] += x * m.q.B.stride[op][d];
+                }
+                if (k == 0) {
+                    o0[0] = off[0];
+                    o0[1] = off[1];
+                }
+                for (int op = 0; op < 2; op++)
+                    cr_assert_eq(off[op], o0[op] + (int64_t)k * n, "case %zu g %u plane %u: not one run", i, g, k);
+            }
+        }
+        for (uint32_t b = 0; b < m.q.planes; b++)
+            cr_assert(seen[b], "case %zu: plane %u in no group", i, b);
+        free(seen);
+        for (uint32_t x = 0; x < m.ppb * m.q.nj; x += 1 + x / 64)
+            cr_assert_eq(magic_div(x, m.magic_nj, m.shift_nj), x / m.q.nj, "case %zu x %u", i, x);
+    }
+}
+
+/* tplanem's default choice (kg_ew_tplanem_by_default, KG_EW_TUNE_TPLANEM
+   1): tplanem plans whose planes are under tplanev's floor (16384 bytes),
+   tplanev's plan from it, so that each plane of 2- or 4-byte elements
+   within tplanev's buffer goes to exactly one of the two (the bench's
+   [273,147,81,7] p0.1.3.2 in f32 and bf16, 3 x 4 planes, a plane 4 bytes
+   under the floor, planes of 16384 and 18200 bytes); none with
+   KG_EW_TUNE_TPLANEM 0, and none where tplanev takes planes from 1 byte
+   (KG_EW_TUNE_TPLANE_MIN_BYTES 1). */
+Test(tplanem_plan, the_default_choice)
+{
+    static const struct {
+        int nd;
+        int64_t P[4];
+        int p[4];
+        kg_dtype dt;
+        int want;
+    } cs[] = {
+        {4, {273, 147, 81, 7}, {0, 1, 3, 2}, KG_F32, 1},  /* 2268-byte planes */
+        {4, {273, 147, 81, 7}, {0, 1, 3, 2}, KG_BF16, 1}, /* 1134 */
+        {3, {1001, 3, 4}, {0, 2, 1}, KG_F32, 1},          /* 48 */
+        {3, {9, 63, 65}, {0, 2, 1}, KG_F32, 1},           /* 16380: tplanev refuses it */
+        {3, {9, 64, 64}, {0, 2, 1}, KG_F32, 0},           /* 16384: tplanev's */
+        {3, {9, 64, 64}, {0, 2, 1}, KG_BF16, 1},          /* 8192 */
+        {3, {5, 70, 65}, {0, 2, 1}, KG_F32, 0},           /* 18200: tplanev's */
+    };
+    for (int tu = 0; tu < 3; tu++) {
+        const int what = tu == 1 ? KG_EW_TUNE_TPLANEM : KG_EW_TUNE_TPLANE_MIN_BYTES;
+        const int was = tu ? kg_test_ew_tune(what, tu == 1 ? 0 : 1) : 0;
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+            const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, cs[i].dt);
+            const size_t es = kg_dtype_size(cs[i].dt);
+            kg_tplanem m;
+            kg_tplane q;
+            size_t smem;
+            cr_assert(kg_ew_plan_tplanem(&L, es, &m, &smem), "case %zu: no tplanem plan", i);
+            const int got = kg_ew_tplanem_by_default(&m, es), tplanev = kg_ew_plan_tplane(&L, es, &q, &smem);
+            cr_assert_eq(got, tu ? 0 : cs[i].want, "case %zu, tunings %d: tplanem by default %d", i, tu, got);
+            if (tu != 1)
+                cr_assert_eq(got + tplanev, 1, "case %zu, tunings %d: tplanem %d, tplanev %d", i, tu, got, tplanev);
+        }
+        if (tu)
+            kg_test_ew_tune(what, was);
+    }
+}
+
 /* tslab's rule (kg_ew_plan_tslab): the output's dim 0 short (2 to
    KG_EW_TUNE_TSLAB), its dim 1 the input's fast dim; J the largest multiple
    of 16 / es whose buffer (rows of J * es + 4 bytes, 8-byte elements + 8)
@@ -2778,9 +3006,9 @@ Test(tslab_plan, the_rule_and_the_slabs)
         {3, {5, 3, 700}, {1, 2, 0}, KG_U8, 64, 1024, 1, 5, 2100, 192, 11, 11, 196, 2100},
         {4, {33, 64, 95, 91}, {1, 2, 3, 0}, KG_BF16, 0, 16384, 0, 0, 0, 0, 0, 0, 0, 0},  /* off */
         {4, {33, 64, 95, 91}, {1, 2, 3, 0}, KG_BF16, 32, 16384, 0, 0, 0, 0, 0, 0, 0, 0}, /* 33 rows over 32 */
-        {3, {64, 3, 130}, {1, 2, 0}, KG_F64, 64, 1024, 0, 0, 0, 0, 0, 0, 0, 0},         /* 16 B a row: J < 2 */
-        {3, {33, 95, 91}, {1, 0, 2}, KG_F32, 64, 16384, 0, 0, 0, 0, 0, 0, 0, 0},        /* inner dim in place */
-        {3, {33, 95, 91}, {2, 1, 0}, KG_F32, 64, 16384, 0, 0, 0, 0, 0, 0, 0, 0},        /* dim 1 not the input's fast */
+        {3, {64, 3, 130}, {1, 2, 0}, KG_F64, 64, 1024, 0, 0, 0, 0, 0, 0, 0, 0},          /* 16 B a row: J < 2 */
+        {3, {33, 95, 91}, {1, 0, 2}, KG_F32, 64, 16384, 0, 0, 0, 0, 0, 0, 0, 0},         /* inner dim in place */
+        {3, {33, 95, 91}, {2, 1, 0}, KG_F32, 64, 16384, 0, 0, 0, 0, 0, 0, 0, 0}, /* dim 1 not the input's fast */
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         kg_test_ew_tune(KG_EW_TUNE_TSLAB, cs[i].max_nc);
@@ -3503,7 +3731,9 @@ Test(tperms, copies_2byte_pairs_by_rule_a, .init = setup, .fini = teardown, .tim
    tperm square tiles and a tpx plan for the odd transpose (tperm, tperm2,
    tperma, tperms), rowsv for the pitched rows (nd32v's, under
    KG_EW_TUNE_ROWSV 2 from 64-byte rows) and for the rows kept in place
-   (by default), tplanev for the planes (planes from 1 byte), tslab for the
+   (by default), tplanev for the planes (planes from 1 byte; by default
+   from 16384 bytes, so the runtime's own choice runs tplanem on the 2-byte
+   planes and tplanev on the 4- and 8-byte ones), tslab for the
    output rows of 33, tchunk for the 67 x 1000 transpose (KG_EW_TUNE_TCHUNK
    1); f16 / bf16, f32 and f64 elements. */
 Test(bits_plan, bits_layouts_are_planned_by_the_copy_kernels)
@@ -3531,10 +3761,17 @@ Test(bits_plan, bits_layouts_are_planned_by_the_copy_kernels)
         kg_tchunk tc;
         size_t smem;
         cr_assert(kg_ew_plan_tslab(&L[6], es, &tz, &smem), "%zu-byte: layout 6, no tslab plan", es);
+        /* the default choice on layout 5 (17 planes of 64 x 64): tplanem for
+           2-byte elements (8192-byte planes), tplanev from 16384 bytes */
+        kg_tplanem tm;
+        const int tpm = kg_ew_plan_tplanem(&L[5], es, &tm, &smem);
+        cr_assert_eq(tpm && kg_ew_tplanem_by_default(&tm, es), es == 2, "%zu-byte: layout 5, tplanem by default", es);
+        cr_assert_eq(kg_ew_plan_tplane(&L[5], es, &tq, &smem), es != 2, "%zu-byte: layout 5, tplanev by default", es);
         const int was[4] = {kg_test_ew_tune(KG_EW_TUNE_ROWSV, 2), kg_test_ew_tune(KG_EW_TUNE_ROWSV_MIN_BYTES, 64),
                             kg_test_ew_tune(KG_EW_TUNE_TPLANE_MIN_BYTES, 1), kg_test_ew_tune(KG_EW_TUNE_TCHUNK, 1)};
         cr_assert(kg_ew_plan_rowsv(&L[3], es, 1, &rv), "%zu-byte: layout 3, no rowsv plan", es);
         cr_assert(kg_ew_plan_tplane(&L[5], es, &tq, &smem), "%zu-byte: layout 5, no tplane plan", es);
+        cr_assert_eq(kg_ew_plan_tplanem(&L[5], es, &tm, &smem), es != 8, "%zu-byte: layout 5, tplanem plan", es);
         cr_assert(kg_ew_plan_tchunk(&L[7], es, &tc, &smem), "%zu-byte: layout 7, no tchunk plan", es);
         kg_test_ew_tune(KG_EW_TUNE_ROWSV, was[0]);
         kg_test_ew_tune(KG_EW_TUNE_ROWSV_MIN_BYTES, was[1]);

@@ -199,6 +199,12 @@ Test(generator, every_combination_is_in_the_table_and_manifest)
                             cr_assert(kh < KG_KERNEL_COUNT);
                             cr_assert_str_eq(kg_kernels[kh].name, tn);
                             expected++;
+                            /* and <op>_tplanem right after tperms (session 30) */
+                            snprintf(tn, sizeof tn, "%.*s_tplanem", (int)strlen(kg_kernels[kd].name) - 6,
+                                     kg_kernels[kd].name);
+                            cr_assert(kh + 1 < KG_KERNEL_COUNT);
+                            cr_assert_str_eq(kg_kernels[kh + 1].name, tn);
+                            expected++;
                         }
                     }
                 }

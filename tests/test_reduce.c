@@ -347,6 +347,8 @@ static int runt_vb[5];
 static int runt_vb_at(int vb) { return vb == 2 ? 0 : vb == 4 ? 1 : vb == 8 ? 2 : 3; }
 /* ... and of SEGW (seg_rows) */
 static int segw_launches;
+/* ... and of ROWS plans in interleaved lines per split (rows_stripes) */
+static int stripes_launches;
 
 /* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
    the tests under other tunings run one op in three of each list they walk
@@ -411,6 +413,7 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     fold_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.run > 1 && plan.args.rdims.n > 0;
     runt_launches += st == KG_OK && plan.cls == KG_RED_RUNT;
     segw_launches += st == KG_OK && plan.cls == KG_RED_SEGW;
+    stripes_launches += st == KG_OK && plan.cls == KG_RED_ROWS && plan.args.run == KG_RED_ROWS_STRIPES;
     runt_split_launches += st == KG_OK && plan.cls == KG_RED_RUNT && plan.args.splits > 1;
     runt_tiled_launches += st == KG_OK && plan.cls == KG_RED_RUNT && plan.args.tiles > 1;
     runt_vb[st == KG_OK && plan.cls == KG_RED_RUNT ? runt_vb_at(plan.args.vec) : 4]++;
@@ -1716,3 +1719,120 @@ static void more_than_2_pow_31(size_t which)
 Test(gpu, more_than_2_pow_31_elements_in_one_row, .timeout = 600) { more_than_2_pow_31(0); }
 Test(gpu, more_than_2_pow_31_elements_in_columns, .timeout = 600) { more_than_2_pow_31(1); }
 Test(gpu, more_than_2_pow_31_elements_strided, .timeout = 600) { more_than_2_pow_31(2); }
+
+/* rows_stripes (session 30): split ROWS rows read in interleaved lines of
+   KG_RED_THREADS vectors per split (kg_red_run_stripes; the default since
+   round s30r1), and with rows_stripes 0 in one contiguous chunk per split:
+   full reductions of odd lengths (a scalar tail, vectors past the last whole
+   line), one element off the 16-byte grid (a scalar head in split 0), three
+   split rows, rows under keepdim, and a row of 9000011 elements (more than
+   KG_RED_UNROLL lines per split: the unrolled loop); every op of the list
+   over every dtype it takes (value ops random, products near one, max, min
+   and the index reductions over few distinct values: ties across the
+   splits, the first index must win), every call twice, bitwise equal,
+   against the float64 / int64 reference; each case must take the plan under
+   test. */
+/* the lines a lane loads at a time in kg_red_run_stripes (KG_RED_UNROLL,
+   templates/reduce.cuh: device code only) */
+#define STRIPES_UNROLL 8
+
+static void stripes_tunings(int indexed, int stripes)
+{
+    static const rcase sc[] = {
+        {"(1000003,) all", 1, {1000003}, 0, {0}, 0, DENSE},
+        {"misaligned (2000029,) all", 1, {2000029}, 0, {0}, 0, MISALIGNED},
+        {"(3,400009) 1", 2, {3, 400009}, 1, {1}, 0, DENSE},
+        {"misaligned (5,7,65537) (1,2) keepdim", 3, {5, 7, 65537}, 2, {1, 2}, 1, MISALIGNED},
+        {"misaligned (9000011,) all", 1, {9000011}, 0, {0}, 0, MISALIGNED},
+    };
+    const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD, KG_RED_NORM, KG_RED_MAX, KG_RED_MIN};
+    const kg_reduce_op iops[] = {KG_RED_ARGMAX, KG_RED_ARGMIN};
+    const kg_reduce_op *list = indexed ? iops : ops;
+    const size_t nl = indexed ? 2 : 6, ncases = sizeof sc / sizeof sc[0];
+    kg_red_tuning t = kg_red_tuning_default;
+    t.rows_stripes = stripes;
+    gpu_tuning = &t;
+    run_twice = 1;
+    stripes_launches = 0;
+    uint64_t rng = kt_seed() ^ 0x5354524950455321ull;
+    int total = 0, calls = 0, unrolled = 0;
+    int sms = 0;
+    kg_device_info(gpu, NULL, 0, NULL, NULL, &sms);
+    for (size_t o = 0; o < nl; o++) {
+        const kg_reduce_op op = list[o];
+        const kg_red_info *info = &kg_red_infos[op];
+        if (nl > 2 && quick_skips((int)o, stripes)) /* KG_TEST_QUICK: one value op in three */
+            continue;
+        for (int dt = 0; dt < KG_DTYPE_COUNT; dt++) {
+            if (!(info->dtype_mask & (1u << dt)) || !dtype_wanted((kg_dtype)dt))
+                continue;
+            for (size_t i = 0; i < ncases; i++) {
+                if (!kt_take(4))
+                    continue;
+                const rcase *c = &sc[i];
+                const layout L = layout_of(c);
+                const size_t es = kg_dtype_size((kg_dtype)dt);
+                void *h = malloc((size_t)L.alloc * es);
+                const fill how = op == KG_RED_PROD                                 ? NEAR_ONE
+                                 : indexed || op == KG_RED_MAX || op == KG_RED_MIN ? TIES
+                                                                                   : RANDOM;
+                fill_input(h, (kg_dtype)dt, L.alloc, how, &rng);
+                void *dev = kt_alloc(gpu, (size_t)L.alloc * es);
+                kt_upload(gpu, dev, h, (size_t)L.alloc * es);
+                /* the plan under test (what reduce_tuned will launch) */
+                kg_red_plan plan;
+                kg_tensor in = kg_tensor_contiguous((char *)dev + L.offset * (int64_t)es, (kg_dtype)dt, c->ndim,
+                                                    c->shape);
+                memcpy(in.strides, L.strides, sizeof in.strides);
+                int64_t os[KG_MAX_DIMS];
+                const int ond = case_out_shape(c, os);
+                kg_tensor out = kg_tensor_contiguous((void *)(uintptr_t)256, info->out[dt], ond, os);
+                kg_tensor ix = kg_tensor_contiguous((void *)(uintptr_t)256, KG_I64, ond, os);
+                const int all = c->n_axes == 0;
+                int axes[KG_MAX_DIMS];
+                for (int k = 0; k < (all ? c->ndim : c->n_axes); k++)
+                    axes[k] = all ? k : c->axes[k];
+                const int n_axes = all ? c->ndim : c->n_axes;
+                cr_assert_eq(kg_reduce_plan_tuned(gpu, op, indexed ? NULL : &out, indexed ? &ix : NULL, &in, axes,
+                                                  n_axes, c->keepdim, sms, &t, &plan),
+                             KG_OK, "%s", kg_errmsg(gpu));
+                cr_expect(plan.cls == KG_RED_ROWS && plan.args.group == KG_RED_THREADS && plan.args.splits > 1 &&
+                              plan.args.run == (stripes ? KG_RED_ROWS_STRIPES : 0),
+                          "%s(%s) %s: not the plan under test (class %d group %d splits %d run %lld grid %u)",
+                          info->name, kg_dtype_name(dt), c->name, plan.cls, plan.args.group, plan.args.splits,
+                          (long long)plan.args.run, plan.grid);
+                /* every split runs the unrolled loop: more than STRIPES_UNROLL + 1 lines a split */
+                unrolled += (plan.args.red / (16 / (int64_t)es) - 1) / KG_RED_THREADS >=
+                            (int64_t)(STRIPES_UNROLL + 1) * plan.args.splits;
+                const int bad = check_case(op, (kg_dtype)dt, c, &L, h, dev, 1);
+                cr_expect_eq(bad, 0, "%s(%s) %s: %d wrong results (seed %llu)", info->name, kg_dtype_name(dt),
+                             c->name, bad, (unsigned long long)kt_seed());
+                total += bad;
+                calls++;
+                if (indexed)
+                    total += check_case(op, (kg_dtype)dt, c, &L, h, dev, 0); /* indices alone */
+                kg_free(gpu, dev);
+                free(h);
+            }
+        }
+    }
+    run_twice = 0;
+    gpu_tuning = env_tuning;
+    cr_log_info("%d cases, %d launches in stripes, %d of more than %d lines a split", calls, stripes_launches,
+                unrolled, STRIPES_UNROLL);
+    cr_assert_eq(total, 0);
+    if (stripes)
+        cr_assert(kt_sanitizer() || stripes_launches > 0, "no case took the stripes");
+    else
+        cr_assert_eq(stripes_launches, 0, "rows_stripes 0 took the stripes");
+    if (!kt_sanitizer() && dtype_wanted(KG_F32))
+        cr_assert_gt(unrolled, 0, "no case of more than STRIPES_UNROLL + 1 lines a split");
+}
+
+Test(gpu, rows_in_interleaved_stripes_every_value_op_and_dtype_twice_bitwise) { stripes_tunings(0, 1); }
+Test(gpu, rows_in_interleaved_stripes_index_reductions_with_ties_every_dtype_twice_bitwise) { stripes_tunings(1, 1); }
+Test(gpu, rows_in_contiguous_chunks_under_rows_stripes_0_every_op_and_dtype_twice_bitwise)
+{
+    stripes_tunings(0, 0);
+    stripes_tunings(1, 0);
+}

@@ -800,6 +800,46 @@ static void extent_of(const kg_tensor *in, int64_t *lo, int64_t *hi)
             *(in->strides[d] < 0 ? lo : hi) += (in->shape[d] - 1) * in->strides[d];
 }
 
+/* kg_red_run_stripes (rows_stripes): split s of A->splits of the row at
+   element offset io, every lane t of the block: the scalar head before the
+   first aligned 16-byte vector (split 0), lines s, s + S, ... of
+   KG_RED_THREADS vectors, then (split S - 1) the vectors past the last
+   whole line and the scalar tail; each lane's elements must come in
+   increasing index order (an index reduction keeps the first of equals). */
+static void simulate_stripes(pcheck *c, const kg_red_args *A, int64_t io, int64_t oo, int64_t s, size_t es)
+{
+    const int64_t V = 16 / (int64_t)es, NT = KG_RED_THREADS, n = A->red, S = A->splits;
+    const uintptr_t at = (uintptr_t)c->in->data + (uintptr_t)(io * (int64_t)es);
+    int64_t h = (int64_t)((16 - (at & 15)) & 15) / (int64_t)es;
+    if (h > n)
+        h = n;
+    const int64_t nv = (n - h) / V, lines = nv / NT, done = h + nv * V;
+    for (int64_t t = 0; t < NT; t++) {
+        int64_t last = -1;
+#define PUSH_(k)                                                                                                       \
+    do {                                                                                                               \
+        if ((k) <= last)                                                                                               \
+            fail(c, "stripes: a lane's elements out of index order");                                                  \
+        last = (k);                                                                                                    \
+        visit(c, oo, (k), io + (k));                                                                                   \
+    } while (0)
+        if (s == 0)
+            for (int64_t k = t; k < h; k += NT)
+                PUSH_(k);
+        for (int64_t r = s; r < lines; r += S)
+            for (int64_t e = 0; e < V; e++)
+                PUSH_(h + (r * NT + t) * V + e);
+        if (s == S - 1) {
+            for (int64_t v = lines * NT + t; v < nv; v += NT)
+                for (int64_t e = 0; e < V; e++)
+                    PUSH_(h + v * V + e);
+            for (int64_t k = t; k < n - done; k += NT)
+                PUSH_(done + k);
+        }
+#undef PUSH_
+    }
+}
+
 /* Follows the kernel loops of plan p (reduce.cuh) on the host. */
 static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
 {
@@ -1231,7 +1271,14 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
         int64_t io, oo;
         outer_of(&A->outer, c->indexed, row, &io, &oo);
         const int64_t c0 = split * A->chunk, c1 = block && c0 + A->chunk < A->red ? c0 + A->chunk : A->red;
-        if (p->cls == KG_RED_ROWS) {
+        if (p->cls == KG_RED_ROWS && A->run == KG_RED_ROWS_STRIPES) {
+            if (!block || A->splits < 2 || A->units != A->n_out * A->splits)
+                fail(c, "stripes where the rows kernel takes none (a block per unit, splits)");
+            else
+                simulate_stripes(c, A, io, oo, split, es);
+        } else if (p->cls == KG_RED_ROWS) {
+            if (A->run != 0)
+                fail(c, "a ROWS plan of an unknown run mode");
             for (int64_t r = c0; r < c1; r++)
                 visit(c, oo, r, io + r);
         } else if (p->cls == KG_RED_NEST && A->vec == KG_RED_NEST_COVER) {
@@ -1383,6 +1430,85 @@ static int check_plan(kg_reduce_op op, const kg_tensor *in, unsigned mask, const
     return !c.bad;
 }
 
+
+/* rows_stripes (session 30; the default since round s30r1): a split ROWS
+   row read in interleaved lines per split. The default plans of the
+   block-mode split ROWS rows take the stripes; rows_stripes 0 gives back
+   contiguous chunks with the same class, splits, chunk and grid (run 0).
+   The plan checker follows the kernel's lanes: every element once per
+   output, each lane's elements in increasing index order, for every op over
+   odd lengths, starts 1 to 15 bytes off a 16-byte boundary, several outputs
+   and every element size. */
+Test(plan, rows_stripes_cover_each_element_once_and_are_the_default)
+{
+    kg_red_tuning st = kg_red_tuning_default, ch = kg_red_tuning_default;
+    cr_assert_eq(st.rows_stripes, 1, "the stripes are the default");
+    ch.rows_stripes = 0;
+    const int64_t s28[] = {(int64_t)1 << 28};
+    kg_tensor in = fake(IN_AT, KG_F32, 1, s28);
+    kg_red_plan p, q;
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, NULL, 0, 0, &q), KG_OK);
+    cr_assert_eq(q.cls, KG_RED_ROWS);
+    cr_assert_eq(q.args.run, KG_RED_ROWS_STRIPES, "the default reads interleaved lines");
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, NULL, 0, 0, &ch, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS);
+    cr_assert_eq(p.args.run, 0, "rows_stripes 0 reads contiguous chunks");
+    cr_assert_eq(q.args.splits, p.args.splits);
+    cr_assert_eq(q.args.splits, 528);
+    cr_assert_eq(q.args.chunk, p.args.chunk);
+    cr_assert_eq(q.grid, p.grid);
+    cr_assert_eq(q.grid, 528u);
+    cr_assert_eq(q.partial_bytes, p.partial_bytes);
+    /* not where rows are not split, or are read a warp per row */
+    const int64_t sq[] = {16384, 16384};
+    in = fake(IN_AT, KG_F32, 2, sq);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){1}, 1, 0, &st, &q), KG_OK);
+    cr_assert_eq(q.cls, KG_RED_ROWS);
+    cr_assert_eq(q.args.run, 0, "a warp per row: no splits, no stripes");
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0}, 1, 0, &st, &q), KG_OK);
+    cr_assert_eq(q.cls, KG_RED_COLS, "columns keep their plan");
+    /* the plan checker over every op: lengths, offsets, outputs, dtypes */
+    static const struct {
+        kg_dtype dt;
+        int nd;
+        int64_t shape[3];
+        unsigned mask;
+        int off; /* elements after a 16-byte boundary */
+    } cs[] = {
+        {KG_F32, 1, {1000003}, 0x1, 0},    {KG_F32, 1, {1000003}, 0x1, 3},     {KG_BF16, 1, {2000029}, 0x1, 5},
+        {KG_F16, 1, {524288}, 0x1, 7},     {KG_I32, 2, {3, 400009}, 0x2, 1},   {KG_F64, 1, {300007}, 0x1, 1},
+        {KG_U8, 1, {1500001}, 0x1, 11},    {KG_BOOL, 1, {1048576}, 0x1, 15},  {KG_BF16, 3, {5, 7, 65537}, 0x6, 0},
+        {KG_I64, 2, {2, 262147}, 0x3, 1}, {KG_F32, 2, {2, 2097152}, 0x2, 0},
+    };
+    int stripes = 0, checked = 0;
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const size_t es = kg_dtype_size(cs[i].dt);
+        in = fake(IN_AT + (uintptr_t)cs[i].off * es, cs[i].dt, cs[i].nd, cs[i].shape);
+        for (int op = 0; op < KG_RED_COUNT; op++) {
+            if (!((kg_red_infos[op].dtype_mask >> cs[i].dt) & 1u))
+                continue;
+            int axes[3], n = 0;
+            for (int d = 0; d < cs[i].nd; d++)
+                if ((cs[i].mask >> d) & 1u)
+                    axes[n++] = d;
+            cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, n, 0, &st, &q), KG_OK);
+            stripes += q.cls == KG_RED_ROWS && q.args.run == KG_RED_ROWS_STRIPES;
+            char why[256];
+            kg_red_class cls;
+            cr_expect(check_plan((kg_reduce_op)op, &in, cs[i].mask, &st, why, sizeof why, &cls), "case %zu %s: %s", i,
+                      kg_red_infos[op].name, why);
+            /* and in contiguous chunks (rows_stripes 0) */
+            cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, n, 0, &ch, &p), KG_OK);
+            cr_expect_eq(p.args.run, q.args.run == KG_RED_ROWS_STRIPES ? 0 : q.args.run, "case %zu %s", i,
+                         kg_red_infos[op].name);
+            cr_expect(check_plan((kg_reduce_op)op, &in, cs[i].mask, &ch, why, sizeof why, &cls),
+                      "case %zu %s, rows_stripes 0: %s", i, kg_red_infos[op].name, why);
+            checked++;
+        }
+    }
+    cr_log_info("%d plans checked (each also under rows_stripes 0), %d in stripes", checked, stripes);
+    cr_assert_geq(stripes, checked * 3 / 4, "most of these cases take the stripes");
+}
 
 /* A shape, its axes and what a rule makes of it (kw and a second field). */
 typedef struct rule_case {
