@@ -273,14 +273,17 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     /* The work tile: query block mb of head h of batch b. Grid mode: one per
        block. PERSIST: gridDim.x blocks take tiles (above) of p.units =
        B x Hq x nmb tiles (p.hkv = Hq; attention.c), batch
-       major, each batch's tiles in the order grid mode launches them. */
+       major, each batch's tiles in the order grid mode launches them;
+       causal with p.splits > 0 (the runtime's kg_attn_persist_sched) in
+       sections across batches, below. */
     auto coords = [&](int tile, int &mb, int &h, int &b) {
         int x = tile, H;
         if (PERSIST && causal && p.splits > 0) {
-            /* (the candidate order, session 30; p.splits 0 in main's
-               launches: kg_test_attn_xorder) the same heaviest-first
-               sections, of the p.splits = B x H (batch, head) pairs of the
-               launch, so that a section may span batches: ceil(P / G)
+            /* (since session 30 the plain persistent kernel's causal
+               launches; p.splits 0 in the others': kg_attn_persist_sched)
+               the same heaviest-first sections, of the p.splits = B x H
+               (batch, head) pairs of the launch, so that a section may span
+               batches, the heaviest tiles of every batch first: ceil(P / G)
                sections of G pairs at most (the same L2 budget) and of equal
                sizes within one pair (r of q + 1 pairs, then q: no short
                section left for the end); pair y is head y % H of batch
@@ -423,12 +426,14 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 if (tc >= 2)
                     mbar_wait(empty_qs(qs), ((tc >> 1) - 1) & 1);
                 if (pt == 0) {
-                    /* (late claim: this tile taken only now, once the tile
-                       before has its loads issued, i.e. with at most KS of
-                       its key tiles left to the consumers, rather than as
-                       that one started: a block holds no second tile while
-                       its first runs, so the queue's last tiles go to the
-                       blocks that are free first) */
+                    /* (p.chunk > 0, the late claim: since session 30 the
+                       plain persistent kernel's causal launches,
+                       kg_attn_persist_sched) this tile taken only now,
+                       once the tile before has its loads issued, i.e. with
+                       at most KS of its key tiles left to the consumers,
+                       rather than as that one started: a block holds no
+                       second tile while its first runs, so the queue's last
+                       tiles go to the blocks that are free first */
                     if (p.chunk > 0 && tc > 0)
                         next = p.queue ? (int)gridDim.x + atomicAdd(p.queue, 1) : next + (int)gridDim.x;
                     sched[SW * qs] = next;
@@ -454,9 +459,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     break;
                 }
                 /* the next one, taken now (the atomic's latency hides
-                   behind this tile's loads); p.chunk > 0 (the candidate
-                   "late claim", session 30; 0 in main's launches:
-                   kg_test_attn_lclaim): below instead */
+                   behind this tile's loads); p.chunk > 0 (the late claim,
+                   kg_attn_persist_sched): above instead */
                 if (pt == 0 && p.chunk <= 0)
                     next = p.queue ? (int)gridDim.x + atomicAdd(p.queue, 1) : tile + (int)gridDim.x;
                 if (!PC)
