@@ -24,9 +24,10 @@
  * instead (B x Hkv up to 16, groups 1-32, Sk 1000-65536, K+V up to MB);
  * KG_BENCH_DEC_ROWS=<dtype:B:Hq:Hkv:Sk:D,...> those decode rows too;
  * KG_BENCH_XORDER=1 times each persistent Hopper prefill row's default and
- * session 30's candidates in turn: causal, "xorder" (tiles ordered across
- * batches), "late" (the next tile taken once the current one's loads are
- * issued) and "both"; not causal, "late"; KG_BENCH_PTRACE=1 prints each
+ * session 30's schedules in turn: "old" (the order and claim before session
+ * 30), forced: causal, "xorder" (tiles ordered across batches), "late" (the
+ * next tile taken once the current one's loads are issued) and "both"; not
+ * causal, "late"; KG_BENCH_PTRACE=1 prints each
  * Hopper prefill row's per-block and per-tile trace (ptrace_call; each of
  * those configurations where they were timed);
  * KG_BENCH_DEC_FILL=1 times short-query
@@ -917,32 +918,39 @@ int main(void)
                 printf(" | %s %.1f us", kg_attn_variant_names[alt[i]], best[i + 1]);
             printf("\n");
         }
-        /* $KG_BENCH_XORDER=1 (session 30's candidates): a persistent
-           Hopper default and the same with its tiles ordered across
-           batches (causal only: kg_test_attn_xorder), with the late claim
-           (kg_test_attn_lclaim) and with both, timed in turn, three rounds,
-           the fastest round of each; printed as KG_BENCH_VS prints, the
-           candidates named "xorder", "late", "both"
-           (bench/attn_ab_table.py) */
+        /* $KG_BENCH_XORDER=1 (session 30's schedule): a persistent Hopper
+           default (the runtime's rule, kg_attn_persist_sched), the order
+           and claim before session 30 ("old": both hooks -1), and forced:
+           the tiles ordered across batches (causal only:
+           kg_test_attn_xorder), the late claim (kg_test_attn_lclaim) and
+           both, timed in turn, three rounds, the fastest round of each;
+           printed as KG_BENCH_VS prints, the others named "old", "xorder",
+           "late", "both" (bench/attn_ab_table.py) */
         const int persist = variant == KG_ATTN_V_HOPPER_PERSIST || variant == KG_ATTN_V_HOPPER_PERSIST_PP ||
                             variant == KG_ATTN_V_HOPPER_PERSIST_BASE || variant == KG_ATTN_V_HOPPER_PERSIST_F2;
         const int xo = getenv("KG_BENCH_XORDER") && atoi(getenv("KG_BENCH_XORDER")) == 1 && persist;
-        static const char *const xname[4] = {"default", "xorder", "late", "both"};
-        /* configurations: bit 0 xorder, bit 1 late claim */
-        int xcfg[4] = {0, 2, 0, 0}, nx = 1;
+        static const char *const xname[5] = {"old", "xorder", "late", "both", "default"};
+        /* configurations: 4 the rule; else bit 0 xorder, bit 1 late claim
+           (-1 where 0); xflag: the flags each launch must take */
+        int32_t rsp = 0, rch = 0;
+        kg_attn_persist_sched(variant, bc.causal, 1, 0, 0, &rsp, &rch);
+        int xcfg[5] = {4, 0, 2, 0, 0}, nx = 1;
         if (xo)
-            nx = bc.causal ? 4 : 2;
+            nx = bc.causal ? 5 : 3;
         if (xo && bc.causal)
-            xcfg[1] = 1, xcfg[2] = 2, xcfg[3] = 3;
-        double xbest[4] = {1e30, 1e30, 1e30, 1e30};
+            xcfg[2] = 1, xcfg[3] = 2, xcfg[4] = 3;
+        int xflag[5];
+        for (int i = 0; i < 5; i++)
+            xflag[i] = xcfg[i] == 4 ? (rsp > 0) | rch << 1 : (bc.causal ? xcfg[i] & 1 : 0) | (xcfg[i] & 2);
+        double xbest[5] = {1e30, 1e30, 1e30, 1e30, 1e30};
         int xtook = 1;
         for (int round = 0; xo && round < 3; round++)
             for (int i = 0; i < nx; i++) {
-                kg_test_attn_xorder(xcfg[i] & 1);
-                kg_test_attn_lclaim(xcfg[i] >> 1);
+                kg_test_attn_xorder(xcfg[i] == 4 ? 0 : xcfg[i] & 1 ? 1 : -1);
+                kg_test_attn_lclaim(xcfg[i] == 4 ? 0 : xcfg[i] & 2 ? 1 : -1);
                 run(&c);
-                xtook = xtook && kg_test_last_attn_xorder() == (xcfg[i] & 1) &&
-                        kg_test_last_attn_lclaim() == (xcfg[i] >> 1);
+                xtook = xtook && kg_test_last_attn_xorder() == (xflag[i] & 1) &&
+                        kg_test_last_attn_lclaim() == (xflag[i] >> 1);
                 const double t = bench_time_us(ctx, run, &c, inner, 5);
                 xbest[i] = t < xbest[i] ? t : xbest[i];
             }
@@ -959,8 +967,8 @@ int main(void)
             const int units = persist && bm > 0 ? (int)(((int64_t)Sq + bm - 1) / bm * Hq * B) : 0;
             const int grid = persist ? (units < sms ? units : sms) : 0;
             for (int i = 0; i < nx; i++) {
-                kg_test_attn_xorder(xcfg[i] & 1);
-                kg_test_attn_lclaim(xcfg[i] >> 1);
+                kg_test_attn_xorder(xcfg[i] == 4 ? 0 : xcfg[i] & 1 ? 1 : -1);
+                kg_test_attn_lclaim(xcfg[i] == 4 ? 0 : xcfg[i] & 2 ? 1 : -1);
                 ptrace_call(&c, xname[xcfg[i]], xo ? xbest[i] : us, grid, units);
             }
         }
@@ -972,7 +980,7 @@ int main(void)
                 printf(" | %s %.1f us", xname[xcfg[i]], xbest[i]);
             printf("\n");
         } else if (xo)
-            printf("      xorder / late: a launch did not take it\n");
+            printf("      old / xorder / late: a launch did not take its schedule\n");
         /* $KG_BENCH_QUEUE: a persistent default again with its work queue
            the other way (and each persistent variant below) */
         if (getenv("KG_BENCH_QUEUE") && (variant == KG_ATTN_V_HOPPER_PERSIST || variant == KG_ATTN_V_HOPPER_PERSIST_PP)) {
