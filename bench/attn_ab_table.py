@@ -5,14 +5,15 @@ of 3 rounds) beside bench/torch_attention.py's PyTorch flash / cuDNN times of
 the same rows (its own process, right after), and the decision each class
 of rows supports.
 
-usage: attn_ab_table.py AB_LOG TORCH_LOG CANDIDATE [CLASS=REGEX ...]
+usage: attn_ab_table.py AB_LOG TORCH_LOG CANDIDATE [--rule=GM:MIN] [CLASS=REGEX ...]
 
 A class is the rows whose case text ("bf16 B32 Hq16 Hkv16 S1024 D64 causal")
 matches REGEX. Rule (the round's, fixed before the run): the candidate
 becomes the default for a class if the geometric mean of default / candidate
 over the class's rows is at least 1.03 and no row of the class is below 0.99
 (every row must have both times; a class with a missing row decides
-nothing).
+nothing). --rule=GM:MIN sets those two bounds (the round's script fixes them
+before the run, e.g. --rule=1.02:0.99).
 
 A row the candidate was not timed on (it does not exist there) prints nan
 in the cand, def/cand and cd/cand columns and belongs in no class. The
@@ -73,7 +74,14 @@ def main():
         print(__doc__)
         return 2
     rows, torch, cand = read_ab(sys.argv[1], sys.argv[3]), read_torch(sys.argv[2]), sys.argv[3]
-    classes = [a.split("=", 1) for a in sys.argv[4:]]
+    gm_min, lo_min = 1.03, 0.99
+    rest = []
+    for a in sys.argv[4:]:
+        if a.startswith("--rule="):
+            gm_min, lo_min = (float(x) for x in a[len("--rule="):].split(":"))
+        else:
+            rest.append(a)
+    classes = [a.split("=", 1) for a in rest]
     nan = float("nan")
     print(f"{'case':40} {'default':>8} {'cand':>8} {'def/cand':>8} {'flash':>8} {'cudnn':>8} {'cd/def':>6} "
           f"{'cd/cand':>7}  class")
@@ -95,9 +103,9 @@ def main():
             continue
         gm = math.exp(sum(math.log(v) for v in vals) / len(vals))
         lo = min(vals)
-        take = gm >= 1.03 and lo >= 0.99
+        take = gm >= gm_min and lo >= lo_min
         print(f"# class {name} ({rx}): {len(rs)} rows, geomean {gm:.3f}, min {lo:.3f} -> "
-              f"{'MAKE DEFAULT' if take else 'keep main'} (rule: geomean >= 1.03 and no row < 0.99)")
+              f"{'MAKE DEFAULT' if take else 'keep main'} (rule: geomean >= {gm_min:g} and no row < {lo_min:g})")
     return 0
 
 

@@ -23,6 +23,13 @@
  * many B x Hkv (K+V up to 2.2 GB), KG_BENCH_DEC_SMALL=<MB> small grids
  * instead (B x Hkv up to 16, groups 1-32, Sk 1000-65536, K+V up to MB);
  * KG_BENCH_DEC_ROWS=<dtype:B:Hq:Hkv:Sk:D,...> those decode rows too;
+ * KG_BENCH_XORDER=1 times each persistent Hopper prefill row's default and
+ * session 30's schedules in turn: "old" (the order and claim before session
+ * 30), forced: causal, "xorder" (tiles ordered across batches), "late" (the
+ * next tile taken once the current one's loads are issued) and "both"; not
+ * causal, "late"; KG_BENCH_PTRACE=1 prints each
+ * Hopper prefill row's per-block and per-tile trace (ptrace_call; each of
+ * those configurations where they were timed);
  * KG_BENCH_DEC_FILL=1 times short-query
  * rows again without the planner's fill of waves; KG_BENCH_DEC_SPREAD=1
  * times short-query rows again with the one-block-per-multiprocessor
@@ -223,6 +230,120 @@ static void trace_call(call_t *c, double event_us)
                "/ %.1f, %d merges, longest %.1f us\n",
                n, (emax - t0) / 1e3, event_us, (smax - t0) / 1e3, (ends[0] - t0) / 1e3, (ends[n / 2] - t0) / 1e3,
                (ends[n - 1] - t0) / 1e3, nm, mmax / 1e3);
+    }
+    free(h);
+    free(ends);
+    kg_free(c->ctx, dt);
+}
+
+/* A Hopper prefill launch's trace (attention_sm90.cuh: 4 words a block:
+   start, consumers' start, end, work tiles; persistent, after the grid's
+   blocks: 4 words a work tile: when the producer took it, when the
+   consumers were done with its key tiles, the block, its key tiles), the
+   last of three back-to-back calls, relative to its first block's start,
+   us. Per block: start skew, ends, tiles a block. Per tile (persistent:
+   `grid` blocks, `units` tiles): its time (consumers done minus the same
+   block's tile before, or minus the block's start) by key tiles, the
+   block's first tile apart from the later ones (the first wave: every
+   block loading at once), a least-squares line through the later ones,
+   and the last tiles to end. */
+static void ptrace_call(call_t *c, const char *label, double event_us, int grid, int units)
+{
+    enum { MAXB = 1 << 16 };
+    unsigned long long *dt;
+    BENCH_CHECK(c->ctx, kg_malloc(c->ctx, (void **)&dt, (size_t)MAXB * 32));
+    BENCH_CHECK(c->ctx, kg_memset(c->ctx, dt, 0, (size_t)MAXB * 32));
+    kg_test_attn_trace(c->ctx, dt);
+    for (int i = 0; i < 3; i++)
+        run(c);
+    kg_test_attn_trace(c->ctx, NULL);
+    unsigned long long *h = malloc((size_t)MAXB * 32), *ends = malloc((size_t)MAXB * 8);
+    BENCH_CHECK(c->ctx, kg_sync(c->ctx));
+    BENCH_CHECK(c->ctx, kg_copy_out(c->ctx, h, dt, (size_t)MAXB * 32));
+    unsigned long long t0 = ~0ull, smax = 0, tmin = ~0ull, tmax = 0;
+    int n = 0;
+    const int nb = grid > 0 ? grid : MAXB;
+    for (int i = 0; i < nb && i < MAXB && h[4 * i]; i++, n++) {
+        t0 = h[4 * i] < t0 ? h[4 * i] : t0;
+        smax = h[4 * i] > smax ? h[4 * i] : smax;
+        ends[n] = h[4 * i + 2];
+        tmin = h[4 * i + 3] < tmin ? h[4 * i + 3] : tmin;
+        tmax = h[4 * i + 3] > tmax ? h[4 * i + 3] : tmax;
+    }
+    const double us = 1e-3;
+    if (n > 0) {
+        qsort(ends, n, 8, cmp_u64);
+        printf("      trace %s: %d blocks, span %.1f us (event %.1f a call), start skew %.1f, ends min/med/max "
+               "%.1f / %.1f / %.1f, tiles a block %llu-%llu\n",
+               label, n, (ends[n - 1] - t0) * us, event_us, (smax - t0) * us, (ends[0] - t0) * us,
+               (ends[n / 2] - t0) * us, (ends[n - 1] - t0) * us, tmin, tmax);
+    }
+    /* per tile (persistent launches whose tiles fit the buffer) */
+    if (n == grid && grid > 0 && units > 0 && (int64_t)grid + units <= MAXB) {
+        const unsigned long long *w = h + 4 * (size_t)grid;
+        enum { MAXK = 64 };
+        double sum[2][MAXK] = {{0}}, mn[2][MAXK], mx[2][MAXK];
+        int cnt[2][MAXK] = {{0}}, bad = 0, last[3] = {-1, -1, -1};
+        double sx = 0, sy = 0, sxx = 0, sxy = 0;
+        int sn = 0;
+        for (int t = 0; t < units; t++) {
+            const unsigned long long b = w[4 * t + 2], k = w[4 * t + 3];
+            if (!w[4 * t] || !w[4 * t + 1] || b >= (unsigned long long)grid || k >= MAXK) {
+                bad++;
+                continue;
+            }
+            /* the same block's tile that ended last before this one */
+            unsigned long long prev = h[4 * b];
+            int first = 1;
+            for (int u = 0; u < units; u++)
+                if (u != t && w[4 * u + 2] == b && w[4 * u + 1] < w[4 * t + 1] && w[4 * u + 1] >= prev)
+                    prev = w[4 * u + 1], first = 0;
+            const double d = (w[4 * t + 1] - prev) * us;
+            const int f = first ? 0 : 1;
+            if (!cnt[f][k])
+                mn[f][k] = mx[f][k] = d;
+            mn[f][k] = d < mn[f][k] ? d : mn[f][k];
+            mx[f][k] = d > mx[f][k] ? d : mx[f][k];
+            sum[f][k] += d;
+            cnt[f][k]++;
+            if (f)
+                sx += k, sy += d, sxx += (double)k * k, sxy += k * d, sn++;
+            for (int j = 0; j < 3; j++)
+                if (last[j] < 0 || w[4 * t + 1] > w[4 * last[j] + 1]) {
+                    for (int q = 2; q > j; q--)
+                        last[q] = last[q - 1];
+                    last[j] = t;
+                    break;
+                }
+        }
+        printf("      tiles %s: %d tiles (%d not traced); time a tile by key tiles, us, first tile of a block / "
+               "later ones: mean (min-max) n\n",
+               label, units, bad);
+        for (int k = 0; k < MAXK; k++) {
+            if (!cnt[0][k] && !cnt[1][k])
+                continue;
+            printf("        %2d keys:", k);
+            for (int f = 0; f < 2; f++)
+                if (cnt[f][k])
+                    printf(" %s %.2f (%.2f-%.2f) %d", f ? "| later" : "first", sum[f][k] / cnt[f][k], mn[f][k],
+                           mx[f][k], cnt[f][k]);
+                else
+                    printf(" %s -", f ? "| later" : "first");
+            printf("\n");
+        }
+        const double den = sn * sxx - sx * sx;
+        if (sn > 1 && den > 0) {
+            const double a = (sn * sxy - sx * sy) / den, b0 = (sy - a * sx) / sn;
+            printf("        later tiles' fit: %.2f us a key tile + %.2f a tile (%d tiles)\n", a, b0, sn);
+        }
+        printf("        last to end:");
+        for (int j = 0; j < 3; j++)
+            if (last[j] >= 0) {
+                const unsigned long long *x = w + 4 * last[j];
+                printf(" tile %d (%llu keys, block %llu, taken %.1f, done %.1f)", last[j], x[3], x[2],
+                       (x[0] - t0) * us, (x[1] - t0) * us);
+            }
+        printf("\n");
     }
     free(h);
     free(ends);
@@ -797,6 +918,69 @@ int main(void)
                 printf(" | %s %.1f us", kg_attn_variant_names[alt[i]], best[i + 1]);
             printf("\n");
         }
+        /* $KG_BENCH_XORDER=1 (session 30's schedule): a persistent Hopper
+           default (the runtime's rule, kg_attn_persist_sched), the order
+           and claim before session 30 ("old": both hooks -1), and forced:
+           the tiles ordered across batches (causal only:
+           kg_test_attn_xorder), the late claim (kg_test_attn_lclaim) and
+           both, timed in turn, three rounds, the fastest round of each;
+           printed as KG_BENCH_VS prints, the others named "old", "xorder",
+           "late", "both" (bench/attn_ab_table.py) */
+        const int persist = variant == KG_ATTN_V_HOPPER_PERSIST || variant == KG_ATTN_V_HOPPER_PERSIST_PP ||
+                            variant == KG_ATTN_V_HOPPER_PERSIST_BASE || variant == KG_ATTN_V_HOPPER_PERSIST_F2;
+        const int xo = getenv("KG_BENCH_XORDER") && atoi(getenv("KG_BENCH_XORDER")) == 1 && persist;
+        static const char *const xname[5] = {"old", "xorder", "late", "both", "default"};
+        /* configurations: 4 the rule; else bit 0 xorder, bit 1 late claim
+           (-1 where 0); xflag: the flags each launch must take */
+        int32_t rsp = 0, rch = 0;
+        kg_attn_persist_sched(variant, bc.causal, 1, 0, 0, &rsp, &rch);
+        int xcfg[5] = {4, 0, 2, 0, 0}, nx = 1;
+        if (xo)
+            nx = bc.causal ? 5 : 3;
+        if (xo && bc.causal)
+            xcfg[2] = 1, xcfg[3] = 2, xcfg[4] = 3;
+        int xflag[5];
+        for (int i = 0; i < 5; i++)
+            xflag[i] = xcfg[i] == 4 ? (rsp > 0) | rch << 1 : (bc.causal ? xcfg[i] & 1 : 0) | (xcfg[i] & 2);
+        double xbest[5] = {1e30, 1e30, 1e30, 1e30, 1e30};
+        int xtook = 1;
+        for (int round = 0; xo && round < 3; round++)
+            for (int i = 0; i < nx; i++) {
+                kg_test_attn_xorder(xcfg[i] == 4 ? 0 : xcfg[i] & 1 ? 1 : -1);
+                kg_test_attn_lclaim(xcfg[i] == 4 ? 0 : xcfg[i] & 2 ? 1 : -1);
+                run(&c);
+                xtook = xtook && kg_test_last_attn_xorder() == (xflag[i] & 1) &&
+                        kg_test_last_attn_lclaim() == (xflag[i] >> 1);
+                const double t = bench_time_us(ctx, run, &c, inner, 5);
+                xbest[i] = t < xbest[i] ? t : xbest[i];
+            }
+        /* $KG_BENCH_PTRACE: the Hopper prefill rows' trace (each
+           configuration timed); persistent: a block per multiprocessor up
+           to the tiles */
+        if (getenv("KG_BENCH_PTRACE") && !is_decode_variant(variant) && kg_attn_variant_sm90a[variant] &&
+            (int64_t)B * Hq * ((Sq + 63) / 64) <= 1 << 16) {
+            int sms = 0, slot = 0;
+            kg_device_info(ctx, NULL, 0, NULL, NULL, &sms);
+            while (slot < KG_ATTN_DIM_COUNT - 1 && kg_attn_dims[slot] != D)
+                slot++;
+            const int bm = kg_attn_table[variant][dt][slot][bc.causal ? KG_ATTN_CAUSAL : KG_ATTN_NONE].bm;
+            const int units = persist && bm > 0 ? (int)(((int64_t)Sq + bm - 1) / bm * Hq * B) : 0;
+            const int grid = persist ? (units < sms ? units : sms) : 0;
+            for (int i = 0; i < nx; i++) {
+                kg_test_attn_xorder(xcfg[i] == 4 ? 0 : xcfg[i] & 1 ? 1 : -1);
+                kg_test_attn_lclaim(xcfg[i] == 4 ? 0 : xcfg[i] & 2 ? 1 : -1);
+                ptrace_call(&c, xname[xcfg[i]], xo ? xbest[i] : us, grid, units);
+            }
+        }
+        kg_test_attn_xorder(0);
+        kg_test_attn_lclaim(0);
+        if (xo && xtook) {
+            printf("      in turn, best of 3: default (%s) %.1f us", kg_attn_variant_names[variant], xbest[0]);
+            for (int i = 1; i < nx; i++)
+                printf(" | %s %.1f us", xname[xcfg[i]], xbest[i]);
+            printf("\n");
+        } else if (xo)
+            printf("      old / xorder / late: a launch did not take its schedule\n");
         /* $KG_BENCH_QUEUE: a persistent default again with its work queue
            the other way (and each persistent variant below) */
         if (getenv("KG_BENCH_QUEUE") && (variant == KG_ATTN_V_HOPPER_PERSIST || variant == KG_ATTN_V_HOPPER_PERSIST_PP)) {

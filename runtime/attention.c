@@ -562,6 +562,45 @@ static int queue_force, queue_last;
 void kg_test_attn_queue(int on) { __atomic_store_n(&queue_force, on, __ATOMIC_RELAXED); }
 int kg_test_last_attn_queue(void) { return __atomic_load_n(&queue_last, __ATOMIC_RELAXED); }
 
+/* kg_test_attn_xorder / kg_test_attn_lclaim (test and benchmark hooks,
+   process-wide): the persistent kernels' tile order across batches and late
+   claim (kg_attn_persist_sched): -1 never (the order and claim before
+   session 30), 0 the runtime's rule, 1 on every persistent launch (the
+   order: causal ones). */
+static int xorder_force, xorder_last, lclaim_force, lclaim_last;
+
+void kg_test_attn_xorder(int on) { __atomic_store_n(&xorder_force, on, __ATOMIC_RELAXED); }
+int kg_test_last_attn_xorder(void) { return __atomic_load_n(&xorder_last, __ATOMIC_RELAXED); }
+void kg_test_attn_lclaim(int on) { __atomic_store_n(&lclaim_force, on, __ATOMIC_RELAXED); }
+int kg_test_last_attn_lclaim(void) { return __atomic_load_n(&lclaim_last, __ATOMIC_RELAXED); }
+
+/* Since session 30 the plain persistent kernel's causal launches hand
+   their tiles out heaviest first across batches (p.splits = the B x Hq
+   (batch, head) pairs ordered together, in sections of equal sizes within
+   the same 16 MB L2 budget of K + V; attention_sm90.cuh coords()) rather
+   than batch by batch, and a block takes its next tile once the current
+   one's loads are issued (p.chunk = 1) rather than as it starts it. The
+   order before left the last batch's heaviest tiles to the end (B 4 H 16
+   S 1k D 64: its 8-key-tile tiles, 288-303 of 384), and the claim at the
+   start gave each tile to the block that had started its last tile first,
+   not to the one free first: block ends 20.3 / 29.1 / 39.3 us (min /
+   median / max), which a simulation of that order and claim with session
+   21's tile costs reproduces (19.0 / 27.7 / 38.4). NVIDIA H100, round
+   s30r2 (same process, best of 3 in turn, us, before / both): faster on
+   all 16 causal rows of the plain variant (bf16 B 4 H 16 S 1k D 64 42.8 ->
+   34.4, B 3 H 20 S 4k 315.9 -> 281.5, B 1 S 2k 40.0 -> 33.8, B 32 S 1k
+   228.2 -> 227.8); on the other persistent variants they lost (f16 B 2
+   Hq 32 Hkv 4 S 6000 D 128, f2: 1010.4 -> 1068.8; bf16 B 4 S 4k D 128,
+   pp: 477.9 -> 528.1), so those, and every launch that is not causal
+   (the late claim x1.001-1.005 there), keep the order and claim before. */
+KG_API void kg_attn_persist_sched(int variant, int causal, int64_t pairs, int xorder, int lclaim, int32_t *splits,
+                                  int32_t *chunk)
+{
+    const int rule = variant == KG_ATTN_V_HOPPER_PERSIST && causal;
+    *splits = causal && (xorder > 0 || (xorder == 0 && rule)) ? (int32_t)pairs : 0;
+    *chunk = lclaim > 0 || (lclaim == 0 && rule) ? 1 : 0;
+}
+
 /* cuTensorMapEncodeTiled, from the driver (looked up once; NULL where the
    driver has none) */
 typedef CUresult (*tmap_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
@@ -1026,10 +1065,15 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
     if (persist) {
         p.units = (int32_t)(nmb * Hq * B); /* choose_variant checked the range */
         p.hkv = (int32_t)Hq;
+        /* the order across batches and the late claim (kg_attn_persist_sched;
+           units < 2^31, so B x Hq fits) */
+        kg_attn_persist_sched(variant, p.causal, B * Hq, __atomic_load_n(&xorder_force, __ATOMIC_RELAXED),
+                              __atomic_load_n(&lclaim_force, __ATOMIC_RELAXED), &p.splits, &p.chunk);
         /* The blocks take their tiles from a queue (two counters of the
            stream's scratch), each the next one (causal: the next heaviest)
-           as it starts one, rather than every gridDim.x-th: they end level
-           whatever the tiles' costs. H200, session 12 r1a, us, same
+           as it starts one (p.chunk 1: once the one before has its loads
+           issued), rather than every gridDim.x-th: they end level whatever
+           the tiles' costs. H200, session 12 r1a, us, same
            process, queue / in turn: bf16 D 64 S 1k causal 245.1 / 246.5
            (f16 245.0 / 247.2), S 4k causal (192-key tiles) 670.8 / 690.2,
            D 128 S 1k causal 309.4 / 335.9 (pp 312.8 / 335.6); not causal,
@@ -1050,6 +1094,10 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
                       : order ? (dim3){(unsigned)(nmb * Hq), 1, (unsigned)B}
                               : (dim3){(unsigned)nmb, (unsigned)Hq, (unsigned)B};
     const dim3 block = {(unsigned)e->threads, 1, 1};
+    /* the per-block (and persistent: per-tile) trace, a test hook; the
+       Hopper kernels write it (attention_sm90.cuh) */
+    if (kg_attn_variant_sm90a[variant] && ctx->test_force[KGI_TEST_ATTN_TRACE] > 0)
+        p.trace = (unsigned long long *)ctx->test_force[KGI_TEST_ATTN_TRACE];
     void *argv[2] = {&p, &tm};
     st = kg_launch(ctx, e->kernel, grid, block, argv, (size_t)e->smem);
     if (st == KG_OK) {
@@ -1057,6 +1105,8 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
         ctx->test_last[KGI_TEST_ATTN_ORDER] = order;
         __atomic_store_n(&tma_last, tm.on, __ATOMIC_RELAXED);
         __atomic_store_n(&queue_last, p.queue != NULL, __ATOMIC_RELAXED);
+        __atomic_store_n(&xorder_last, persist && p.splits > 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&lclaim_last, persist && p.chunk > 0, __ATOMIC_RELAXED);
     }
     return st == KG_OK ? kg_ok(ctx) : st;
 }

@@ -259,4 +259,28 @@ KG_API int kg_test_last_attn_tma(void);
 KG_API void kg_test_attn_queue(int on);
 KG_API int kg_test_last_attn_queue(void);
 
+/* The persistent Hopper prefill kernels' schedule of a launch of variant
+   (kg_attn_variant) over `pairs` (batch, head) pairs (B x Hq): *splits the
+   pairs whose tiles are ordered together heaviest first (sections that may
+   span batches; 0: batch by batch, the order before session 30), only
+   where causal;
+   *chunk 1 where a block takes its next work tile once the current one's
+   loads are issued (0: as it starts the current one). Since session 30
+   (round s30r2, NVIDIA H100) both on causal launches of the plain
+   persistent variant (KG_ATTN_V_HOPPER_PERSIST) and off on every other
+   launch (pp, base, f2; not causal). xorder and lclaim (the hooks below):
+   -1 off, 0 that rule, 1 on. */
+KG_API void kg_attn_persist_sched(int variant, int causal, int64_t pairs, int xorder, int lclaim, int32_t *splits,
+                                  int32_t *chunk);
+
+/* The persistent Hopper prefill kernels' tile order across batches
+   (causal launches) and their late claim, process-wide: -1 never (the
+   order and claim before session 30), 0 the runtime's rule
+   (kg_attn_persist_sched), 1 on every persistent launch; whether the last
+   prefill launch took it. */
+KG_API void kg_test_attn_xorder(int on);
+KG_API int kg_test_last_attn_xorder(void);
+KG_API void kg_test_attn_lclaim(int on);
+KG_API int kg_test_last_attn_lclaim(void);
+
 #endif

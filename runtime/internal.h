@@ -69,8 +69,12 @@ KG_API void kg_test_force_attn_variant(kg_context *ctx, int variant);
 KG_API int kg_test_last_attn_variant(const kg_context *ctx);
 KG_API void kg_test_force_attn_splits(kg_context *ctx, int splits);
 KG_API int kg_test_last_attn_splits(const kg_context *ctx);
-/* Decode launches write each block's globaltimer stamps to `trace` (device
-   memory, 4 words per block; NULL: off). */
+/* Decode launches, and since session 30 the Hopper prefill ones
+   (attention_sm90.cuh: start, consumers' start, end, work tiles taken),
+   write each block's globaltimer stamps to `trace` (device memory, 4 words
+   per block; NULL: off); the persistent prefill kernels then 4 words per
+   work tile after their grid's blocks (taken, its keys done, block, key
+   tiles): the buffer holds 4 x (blocks + tiles) words. */
 KG_API void kg_test_attn_trace(kg_context *ctx, unsigned long long *trace);
 /* The decode merge (1: fused in the last block, 2: the combine kernel; 0:
    the runtime's choice) and the one the last decode launch used (0: no

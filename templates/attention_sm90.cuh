@@ -59,6 +59,14 @@ template <int N> __device__ __forceinline__ void wg_wait()
 {
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
+/* the global nanosecond timer (the prefill trace test hook, p.trace) */
+__device__ __forceinline__ unsigned long long wg_timer()
+{
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+    return t;
+}
+
 /* shared memory written through the generic proxy (cp.async) is then read by
    wgmma through the async proxy */
 __device__ __forceinline__ void fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
@@ -265,9 +273,33 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     /* The work tile: query block mb of head h of batch b. Grid mode: one per
        block. PERSIST: gridDim.x blocks take tiles (above) of p.units =
        B x Hq x nmb tiles (p.hkv = Hq; attention.c), batch
-       major, each batch's tiles in the order grid mode launches them. */
+       major, each batch's tiles in the order grid mode launches them;
+       causal with p.splits > 0 (the runtime's kg_attn_persist_sched) in
+       sections across batches, below. */
     auto coords = [&](int tile, int &mb, int &h, int &b) {
         int x = tile, H;
+        if (PERSIST && causal && p.splits > 0) {
+            /* (since session 30 the plain persistent kernel's causal
+               launches; p.splits 0 in the others': kg_attn_persist_sched)
+               the same heaviest-first sections, of the p.splits = B x H
+               (batch, head) pairs of the launch, so that a section may span
+               batches, the heaviest tiles of every batch first: ceil(P / G)
+               sections of G pairs at most (the same L2 budget) and of equal
+               sizes within one pair (r of q + 1 pairs, then q: no short
+               section left for the end); pair y is head y % H of batch
+               y / H */
+            const int64_t kv = (int64_t)p.sk * D * 4;
+            const int P = p.splits;
+            const int G = (int)max((int64_t)1, min((int64_t)P, ((int64_t)16 << 20) / (kv > 0 ? kv : 1)));
+            const int ns = (P + G - 1) / G, q = P / ns, r = P - q * ns, big = r * (q + 1) * nmb;
+            const int gs = tile < big ? q + 1 : q, t2 = tile < big ? tile : tile - big;
+            const int sec = t2 / (gs * nmb), rem = t2 - sec * gs * nmb;
+            const int y = (tile < big ? 0 : r * (q + 1)) + sec * gs + rem % gs;
+            mb = nmb - 1 - rem / gs;
+            b = y / p.hkv;
+            h = y - b * p.hkv;
+            return;
+        }
         if constexpr (PERSIST) {
             H = p.hkv;
             b = tile / (nmb * H);
@@ -301,6 +333,26 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         coords(blockIdx.x, mb1, h1, b1);
 
     const bool tma = tm.on != 0;
+    /* p.trace (a test hook, kg_test_attn_trace; NULL in every other launch):
+       4 words a block: its start, when its consumers had their registers
+       (setmaxnreg), when its first consumer thread was done, the work tiles
+       it took (globaltimer ns). PERSIST: then, after the gridDim.x blocks'
+       words, 4 words a work tile (tile_word): when the producer took it (its
+       Q load issued), when the first consumer thread was done with its key
+       tiles (the kernels with the epilogue under the next tile's first S:
+       every S of the tile done, its last P V and epilogue not yet; the
+       others: its epilogue too), the block, its key tiles. */
+    /* (its address formed where it is written, from the parameter, so that
+       no register holds it across the loops: held, it spilled in the mask
+       kernels at D 96-256) */
+    auto trace_word = [&](int w) -> unsigned long long & {
+        return p.trace[4 * ((int64_t)(blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x) + w];
+    };
+    auto tile_word = [&](int tile, int w) -> unsigned long long & {
+        return p.trace[4 * ((int64_t)gridDim.x + tile) + w];
+    };
+    if (p.trace && tid == 0)
+        trace_word(0) = wg_timer();
     if (tid == 0) {
         for (int s = 0; s < 2 * KS; s++)
             mbar_init(bars + 8 * s, tma ? 1 : 128); /* full: every producer thread, or the one loading by TMA */
@@ -374,6 +426,16 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 if (tc >= 2)
                     mbar_wait(empty_qs(qs), ((tc >> 1) - 1) & 1);
                 if (pt == 0) {
+                    /* (p.chunk > 0, the late claim: since session 30 the
+                       plain persistent kernel's causal launches,
+                       kg_attn_persist_sched) this tile taken only now,
+                       once the tile before has its loads issued, i.e. with
+                       at most KS of its key tiles left to the consumers,
+                       rather than as that one started: a block holds no
+                       second tile while its first runs, so the queue's last
+                       tiles go to the blocks that are free first */
+                    if (p.chunk > 0 && tc > 0)
+                        next = p.queue ? (int)gridDim.x + atomicAdd(p.queue, 1) : next + (int)gridDim.x;
                     sched[SW * qs] = next;
                     if (PC && next < p.units) {
                         int mb, h, b;
@@ -391,14 +453,23 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                    the first thread may write them again (tile tc + 2) */
                 if (!tma)
                     asm volatile("bar.sync 5, 128;\n" ::: "memory");
-                if (tile >= p.units)
+                if (tile >= p.units) {
+                    if (p.trace && pt == 0)
+                        trace_word(3) = (unsigned long long)tc;
                     break;
+                }
                 /* the next one, taken now (the atomic's latency hides
-                   behind this tile's loads) */
-                if (pt == 0)
+                   behind this tile's loads); p.chunk > 0 (the late claim,
+                   kg_attn_persist_sched): above instead */
+                if (pt == 0 && p.chunk <= 0)
                     next = p.queue ? (int)gridDim.x + atomicAdd(p.queue, 1) : tile + (int)gridDim.x;
                 if (!PC)
                     coords(tile, mb, h, b);
+                if (p.trace && pt == 0) {
+                    tile_word(tile, 0) = wg_timer();
+                    tile_word(tile, 2) = blockIdx.x;
+                    tile_word(tile, 3) = (unsigned)key_tiles(p, causal, mb_row(mb), BM, BN);
+                }
                 if (tma) {
                     /* (SH: rows before the start zero-filled as out of bounds) */
                     tma_tile<BM, DP>(qs ? aQ1 : aQ, tm.q, full_qs(qs), mb_row(mb), h, b);
@@ -434,11 +505,15 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             }
         } else {
             produce(mb1, h1, b1, 0);
+            if (p.trace && pt == 0)
+                trace_word(3) = 1;
         }
         kgd_cp_async_wait<0>(); /* nothing of this thread's in flight when it exits */
     } else {
         /* ---- consumers ---- */
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
+        if (p.trace && tid == 0)
+            trace_word(1) = wg_timer();
         /* The consumers' steps, shared by consume() (one work tile at a time)
            and the persistent pipeline across work tiles below; each takes
            the per-thread state it works on (o, s, pa, mx, l) and this
@@ -1023,6 +1098,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             }
             while (tile < p.units) {
                 mainloop(o, s, pa, mx, l, nomask, m0, wr, nt, it0, dq_of(tc));
+                if (p.trace && tid == 0)
+                    tile_word(tile, 1) = wg_timer();
                 if (nt > 0)
                     release(empty_qs(tc & 1)); /* every S = Q K^T of the tile is done */
                 const int nx = tile_of(tc + 1), it1 = it0 + nt;
@@ -1110,10 +1187,14 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 mbar_wait(full_qs(tc & 1), (tc >> 1) & 1);
                 landed();
                 it0 += consume(mb, h, b, it0, tc);
+                if (p.trace && tid == 0)
+                    tile_word(tile, 1) = wg_timer();
             }
         } else {
             consume(mb1, h1, b1, 0, 0);
         }
+        if (p.trace && tid == 0)
+            trace_word(2) = wg_timer();
     }
 }
 

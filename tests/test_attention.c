@@ -59,6 +59,26 @@ Test(attention_validation, a_valid_call_reaches_the_device_check_for_every_dtype
             }
 }
 
+/* session 30's schedule hooks (the persistent causal kernels' tiles
+   ordered across batches; the late claim): a call refused before its launch
+   leaves the last launch's flags as they were (none launched here) */
+Test(attention_validation, prefill_sched_hooks_launch_nothing)
+{
+    cr_assert_eq(kg_test_last_attn_xorder(), 0);
+    cr_assert_eq(kg_test_last_attn_lclaim(), 0);
+    for (int on = -1; on <= 1; on++) {
+        kg_test_attn_xorder(on);
+        kg_test_attn_lclaim(on);
+        call_t c = valid_call(KG_BF16, 64);
+        kg_attention_opts o = {0.f, 1};
+        cr_assert_eq(kg_attention(ctx, &c.out, NULL, &c.q, &c.k, &c.v, NULL, &o), KG_ERR_NO_DEVICE);
+        cr_assert_eq(kg_test_last_attn_xorder(), 0);
+        cr_assert_eq(kg_test_last_attn_lclaim(), 0);
+    }
+    kg_test_attn_xorder(0);
+    kg_test_attn_lclaim(0);
+}
+
 Test(attention_validation, null_arguments)
 {
     call_t c = valid_call(KG_BF16, 64);
@@ -539,6 +559,46 @@ Test(attention_plan, merge_lanes_take_every_split_in_one_round)
     const int ex[][2] = {{1, 1}, {8, 1}, {9, 2}, {16, 2}, {17, 4}, {33, 8}, {64, 8}, {65, 16}, {129, 32}, {256, 32}};
     for (int i = 0; i < 10; i++)
         cr_assert_eq(kg_attn_merge_lanes(ex[i][0]), ex[i][1], "%d splits", ex[i][0]);
+}
+
+/* kg_attn_persist_sched: under the runtime's rule (hooks 0) the order
+   across batches and the late claim on causal launches of the plain
+   persistent variant only; -1 never, 1 every persistent launch (the order
+   causal ones only) */
+Test(attention_plan, persist_sched_rule)
+{
+    const int64_t pairs[3] = {1, 64, 65535 * 4};
+    for (int v = 0; v < KG_ATTN_V_COUNT; v++)
+        for (int causal = 0; causal < 2; causal++)
+            for (int i = 0; i < 3; i++)
+                for (int xo = -1; xo <= 1; xo++)
+                    for (int lc = -1; lc <= 1; lc++) {
+                        int32_t sp = -7, ch = -7;
+                        kg_attn_persist_sched(v, causal, pairs[i], xo, lc, &sp, &ch);
+                        const int plain_causal = v == KG_ATTN_V_HOPPER_PERSIST && causal;
+                        const int want_x = causal && (xo == 1 || (xo == 0 && plain_causal)),
+                                  want_l = lc == 1 || (lc == 0 && plain_causal);
+                        cr_assert_eq(sp, want_x ? (int32_t)pairs[i] : 0,
+                                     "%s causal %d pairs %lld hooks %d %d: splits %d", kg_attn_variant_names[v], causal,
+                                     (long long)pairs[i], xo, lc, sp);
+                        cr_assert_eq(ch, want_l, "%s causal %d hooks %d %d: chunk %d", kg_attn_variant_names[v], causal,
+                                     xo, lc, ch);
+                    }
+    /* the rule's cases written out (hooks 0) */
+    const struct {
+        int v, causal, splits, chunk;
+    } ex[] = {
+        {KG_ATTN_V_HOPPER_PERSIST, 1, 64, 1},     {KG_ATTN_V_HOPPER_PERSIST, 0, 0, 0},
+        {KG_ATTN_V_HOPPER_PERSIST_PP, 1, 0, 0},   {KG_ATTN_V_HOPPER_PERSIST_PP, 0, 0, 0},
+        {KG_ATTN_V_HOPPER_PERSIST_F2, 1, 0, 0},   {KG_ATTN_V_HOPPER_PERSIST_F2, 0, 0, 0},
+        {KG_ATTN_V_HOPPER_PERSIST_BASE, 1, 0, 0}, {KG_ATTN_V_HOPPER, 1, 0, 0},
+    };
+    for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
+        int32_t sp = -7, ch = -7;
+        kg_attn_persist_sched(ex[i].v, ex[i].causal, 64, 0, 0, &sp, &ch);
+        cr_assert(sp == ex[i].splits && ch == ex[i].chunk, "%s causal %d: splits %d chunk %d, want %d %d",
+                  kg_attn_variant_names[ex[i].v], ex[i].causal, sp, ch, ex[i].splits, ex[i].chunk);
+    }
 }
 
 /* ---- GPU: numerics ----------------------------------------------------------- */
@@ -2423,4 +2483,354 @@ Test(attention, captured_in_a_cuda_graph_and_replayed)
     kg_free(ctx, dk);
     kg_free(ctx, dv);
     kg_free(ctx, dout);
+}
+
+/* ---- Session 30: the persistent Hopper kernels' per-tile trace, the tile
+   order across batches and the late claim (kg_attn_persist_sched: the plain
+   persistent variant's causal launches; kg_test_attn_xorder / _lclaim) -- */
+
+static int is_persist_variant(int v)
+{
+    return v == KG_ATTN_V_HOPPER_PERSIST || v == KG_ATTN_V_HOPPER_PERSIST_PP || v == KG_ATTN_V_HOPPER_PERSIST_BASE ||
+           v == KG_ATTN_V_HOPPER_PERSIST_F2;
+}
+
+/* Session 30's schedule configurations: 0-3 forced, bit 0 the tile order
+   across batches (causal launches only), bit 1 the late claim, each off
+   (-1: the order and claim before session 30) where its bit is 0;
+   XCFG_RULE the runtime's rule (hooks 0). */
+#define XCFG_RULE 4
+static void set_xcfg(int cfg)
+{
+    kg_test_attn_xorder(cfg == XCFG_RULE ? 0 : cfg & 1 ? 1 : -1);
+    kg_test_attn_lclaim(cfg == XCFG_RULE ? 0 : cfg >> 1 & 1 ? 1 : -1);
+}
+
+/* the flags a launch of variant v takes in configuration cfg: bit 0 the
+   order across batches, bit 1 the late claim (the rule: both on causal
+   launches of the plain persistent variant, neither elsewhere) */
+static int xcfg_flags(int cfg, int v, int causal)
+{
+    const int c = cfg == XCFG_RULE ? (v == KG_ATTN_V_HOPPER_PERSIST && causal ? 3 : 0) : cfg;
+    return (causal ? c & 1 : 0) | (c & 2);
+}
+
+/* Every persistent variant generated for each case, forced, in
+   configuration cfg, against the float64 reference with lse
+   (run_case_once). */
+static void xorder_reference(const acase *cs, int n, int cfg)
+{
+    set_xcfg(cfg);
+    for (int i = 0; i < n; i++) {
+        const acase *c = &cs[i];
+        int slot = 0;
+        while (slot < 4 && DIMS[slot] != c->D)
+            slot++;
+        const kg_attn_kind kind = c->causal ? KG_ATTN_CAUSAL : KG_ATTN_NONE;
+        int taken = 0;
+        for (int v = 0; v < KG_ATTN_V_COUNT; v++) {
+            if (!is_persist_variant(v) || kg_attn_table[v][c->dt][slot][kind].threads == 0)
+                continue;
+            kg_test_force_attn_variant(ctx, v);
+            run_case_once(c);
+            cr_assert_eq(kg_test_last_attn_variant(ctx), v, "forcing the %s variant did not take",
+                         kg_attn_variant_names[v]);
+            const int f = xcfg_flags(cfg, v, c->causal);
+            cr_assert_eq(kg_test_last_attn_xorder(), f & 1, "%s cfg %d: the order across batches %s",
+                         kg_attn_variant_names[v], cfg, f & 1 ? "not taken" : "taken though off");
+            cr_assert_eq(kg_test_last_attn_lclaim(), f >> 1, "%s cfg %d: the late claim %s", kg_attn_variant_names[v],
+                         cfg, f >> 1 ? "not taken" : "taken though off");
+            taken++;
+        }
+        cr_assert_gt(taken, 0, "case %d: no persistent variant generated", i);
+    }
+    kg_test_force_attn_variant(ctx, -1);
+    set_xcfg(XCFG_RULE);
+    /* the hooks back to the runtime's rule: the plain persistent kernel's
+       causal launch (the runtime's choice at D 64) takes both, its launch
+       that is not causal neither */
+    for (int causal = 1; causal >= 0; causal--) {
+        const acase c = {KG_BF16, 2, 2, 2, 130, 130, 64, causal, MASK_NONE, 0, 0, 0.f};
+        run_case_once(&c);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_HOPPER_PERSIST, "D 64: %s",
+                     kg_attn_variant_names[kg_test_last_attn_variant(ctx)]);
+        cr_assert_eq(kg_test_last_attn_xorder(), causal);
+        cr_assert_eq(kg_test_last_attn_lclaim(), causal);
+    }
+}
+
+/* D 32-128, B 2-5 (the order runs across batches), GQA and MQA, lengths off
+   the tiles, Sq != Sk both ways (rows that see no key: 0 and lse -inf), a
+   [B,S,H,D] view */
+static const acase xorder_cases[6] = {
+    {KG_BF16, 3, 4, 2, 333, 333, 64, 1, MASK_NONE, 0, 0, 0.f},
+    {KG_F16, 2, 3, 3, 200, 517, 128, 1, MASK_NONE, 0, 1, 0.f},
+    {KG_BF16, 2, 4, 1, 450, 260, 96, 1, MASK_NONE, 0, 0, 0.f},
+    {KG_BF16, 5, 2, 1, 300, 301, 32, 1, MASK_NONE, 0, 0, 0.f},
+    {KG_F16, 2, 6, 2, 700, 700, 64, 1, MASK_NONE, 0, 1, 0.f},
+    {KG_BF16, 4, 3, 3, 640, 640, 128, 1, MASK_NONE, 0, 0, 0.f},
+};
+
+/* the same, not causal (D 32-128) */
+static const acase xorder_nc_cases[4] = {
+    {KG_BF16, 3, 4, 2, 333, 333, 64, 0, MASK_NONE, 0, 0, 0.f},
+    {KG_F16, 2, 3, 3, 200, 517, 128, 0, MASK_NONE, 0, 1, 0.f},
+    {KG_BF16, 2, 4, 1, 450, 260, 96, 0, MASK_NONE, 0, 0, 0.f},
+    {KG_BF16, 5, 2, 1, 300, 301, 32, 0, MASK_NONE, 0, 0, 0.f},
+};
+
+/* The runtime's rule (hooks 0): every persistent variant forced on the
+   causal cases above and on B 1 ones (odd lengths, GQA, Sq != Sk both ways,
+   a [B,S,H,D] view), against the float64 reference with lse: the plain
+   persistent kernel with the order across batches and the late claim
+   (asserted taken), pp, base and f2 with neither (asserted); not causal,
+   neither anywhere. */
+Test(attention, prefill_default_sched_matches_reference)
+{
+    if (!on_sm90())
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
+    xorder_reference(xorder_cases, 6, XCFG_RULE);
+    const acase b1[3] = {
+        {KG_BF16, 1, 6, 2, 777, 777, 64, 1, MASK_NONE, 0, 0, 0.f},
+        {KG_F16, 1, 4, 4, 300, 611, 128, 1, MASK_NONE, 0, 1, 0.f},
+        {KG_BF16, 1, 5, 1, 513, 200, 32, 1, MASK_NONE, 0, 0, 0.f},
+    };
+    xorder_reference(b1, 3, XCFG_RULE);
+    xorder_reference(xorder_nc_cases, 4, XCFG_RULE);
+}
+
+Test(attention, prefill_xorder_matches_reference)
+{
+    if (!on_sm90())
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
+    xorder_reference(xorder_cases, 6, 1);
+}
+
+/* both forced together on the same cases, and the late claim alone where
+   nothing is causal (D 32-128, every persistent variant: plain, base, f2) */
+Test(attention, prefill_lclaim_matches_reference)
+{
+    if (!on_sm90())
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
+    xorder_reference(xorder_cases, 6, 3);
+    xorder_reference(xorder_nc_cases, 4, 2);
+}
+
+/* A persistent launch (variant v forced; -1 the runtime's) in the
+   configuration before session 30 (neither), each forced one (order across
+   batches, late claim, both) and the runtime's rule (both on the plain
+   persistent kernel's causal launches, neither elsewhere: asserted), each
+   traced (kg_test_attn_trace: 4 words a block, then 4 a work tile) and once
+   untraced: the ten outputs and lse bit for bit the first's (a tile's
+   arithmetic does not depend on the order or the claim; the outputs
+   poisoned first, so a tile not taken shows), and each trace says
+   every work tile was taken exactly once: every tile's record written
+   (taken, done, a block of the grid, inside the block's start and end), the
+   blocks' tile counts summing to the tiles, every block's stamps in order,
+   the tiles' key-tile counts those of the launch's query blocks (B x Hq of
+   each), no word past the grid and the tiles. */
+static void xorder_bits_and_tiles(kg_dtype dt, int B, int Hq, int Hkv, int S, int D, int causal, int v, int want)
+{
+    int sms = 0, slot = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, NULL, NULL, &sms));
+    while (slot < 4 && DIMS[slot] != D)
+        slot++;
+    const kg_attn_kind kind = causal ? KG_ATTN_CAUSAL : KG_ATTN_NONE;
+    const int64_t nq = (int64_t)B * Hq * S * D, nk = (int64_t)B * Hkv * S * D, nl = (int64_t)B * Hq * S;
+    uint16_t *h = malloc((nq > nk ? nq : nk) * 2), *o[2] = {malloc(nq * 2), malloc(nq * 2)};
+    float *l[2] = {malloc(nl * 4), malloc(nl * 4)};
+    void *dq = kt_alloc(ctx, nq * 2), *dk = kt_alloc(ctx, nk * 2), *dv = kt_alloc(ctx, nk * 2),
+         *dout = kt_alloc(ctx, nq * 2), *dl = kt_alloc(ctx, nl * 4);
+    for (int t = 0; t < 3; t++) {
+        const int64_t n = t == 0 ? nq : nk;
+        for (int64_t i = 0; i < n; i++)
+            h[i] = dt == KG_F16 ? kt_to_f16(kt_uniform(&rng, -2, 2)) : kt_to_bf16(kt_uniform(&rng, -2, 2));
+        kt_upload(ctx, t == 0 ? dq : t == 1 ? dk : dv, h, n * 2);
+    }
+    kg_tensor tq = kg_tensor_contiguous(dq, dt, 4, KT_SHAPE(B, Hq, S, D)),
+              tk = kg_tensor_contiguous(dk, dt, 4, KT_SHAPE(B, Hkv, S, D)),
+              tv = kg_tensor_contiguous(dv, dt, 4, KT_SHAPE(B, Hkv, S, D)),
+              to = kg_tensor_contiguous(dout, dt, 4, KT_SHAPE(B, Hq, S, D)),
+              tl = kg_tensor_contiguous(dl, KG_F32, 3, KT_SHAPE(B, Hq, S));
+    const kg_attention_opts opts = {0.f, causal};
+    kg_test_force_attn_variant(ctx, v);
+    for (int run = 0; run < 10; run++) {
+        const int cfg = run % 5, traced = run < 5;
+        set_xcfg(cfg);
+        KT_OK(ctx, kg_attention(ctx, &to, &tl, &tq, &tk, &tv, NULL, &opts)); /* (the variant taken, its bm) */
+        KT_OK(ctx, kg_sync(ctx));
+        const int vv = kg_test_last_attn_variant(ctx);
+        cr_assert(is_persist_variant(vv) && (v < 0 || vv == v) && (want < 0 || vv == want), "variant %s",
+                  kg_attn_variant_names[vv]);
+        const int f = xcfg_flags(cfg, vv, causal);
+        cr_assert_eq(kg_test_last_attn_xorder(), f & 1, "%s cfg %d", kg_attn_variant_names[vv], cfg);
+        cr_assert_eq(kg_test_last_attn_lclaim(), f >> 1, "%s cfg %d", kg_attn_variant_names[vv], cfg);
+        const int bm = kg_attn_table[vv][dt][slot][kind].bm, nmb = (S + bm - 1) / bm, units = nmb * Hq * B,
+                  grid = units < sms ? units : sms;
+        const size_t words = 4 * ((size_t)grid + units) + 64; /* 64 past the end: must stay 0 */
+        unsigned long long *dt_ = NULL, *tr = malloc(words * 8);
+        if (traced) {
+            dt_ = kt_alloc(ctx, words * 8);
+            KT_OK(ctx, kg_memset(ctx, dt_, 0, words * 8));
+            kg_test_attn_trace(ctx, dt_);
+        }
+        KT_OK(ctx, kg_memset(ctx, dout, 0xff, nq * 2));
+        KT_OK(ctx, kg_memset(ctx, dl, 0xff, nl * 4));
+        KT_OK(ctx, kg_attention(ctx, &to, &tl, &tq, &tk, &tv, NULL, &opts));
+        kg_test_attn_trace(ctx, NULL);
+        KT_OK(ctx, kg_sync(ctx));
+        kt_download(ctx, o[run > 0], dout, nq * 2);
+        kt_download(ctx, l[run > 0], dl, nl * 4);
+        if (run > 0)
+            cr_assert(memcmp(o[0], o[1], nq * 2) == 0 && memcmp(l[0], l[1], nl * 4) == 0,
+                      "%s %s B%d Hq%d Hkv%d S%d D%d causal %d: %scfg %d (xorder %d, late claim %d): bits differ "
+                      "from the traced configuration before session 30",
+                      kg_attn_variant_names[vv], kg_dtype_name(dt), B, Hq, Hkv, S, D, causal, traced ? "traced, " : "",
+                      cfg, f & 1, f >> 1);
+        if (traced) {
+            kt_download(ctx, tr, dt_, words * 8);
+            /* blocks */
+            unsigned long long tiles = 0;
+            for (int i = 0; i < grid; i++) {
+                const unsigned long long *x = tr + 4 * i;
+                cr_assert(x[0] > 0 && x[0] <= x[1] && x[1] <= x[2] && x[3] >= 1,
+                          "%s cfg %d block %d: stamps %llu %llu %llu, %llu tiles", kg_attn_variant_names[vv], cfg, i,
+                          x[0], x[1], x[2], x[3]);
+                tiles += x[3];
+            }
+            cr_assert_eq(tiles, (unsigned long long)units, "%s cfg %d: the blocks took %llu tiles, want %d",
+                         kg_attn_variant_names[vv], cfg, tiles, units);
+            /* tiles: each recorded (so each taken: with the counts above,
+               exactly once), by a block of the grid, inside its span */
+            int *per_keys = calloc(4096, sizeof(int)), *want_keys = calloc(4096, sizeof(int));
+            const unsigned long long *w = tr + 4 * (size_t)grid;
+            for (int t = 0; t < units; t++) {
+                const unsigned long long *x = w + 4 * t;
+                cr_assert(x[0] > 0 && x[1] >= x[0] && x[2] < (unsigned long long)grid && x[3] < 4096,
+                          "%s cfg %d tile %d of %d: taken %llu, done %llu, block %llu, %llu key tiles",
+                          kg_attn_variant_names[vv], cfg, t, units, x[0], x[1], x[2], x[3]);
+                cr_assert(x[0] >= tr[4 * x[2]] && x[1] <= tr[4 * x[2] + 2],
+                          "%s cfg %d tile %d: outside its block's start and end", kg_attn_variant_names[vv], cfg, t);
+                per_keys[x[3]]++;
+            }
+            /* the query blocks' key tiles (Sq = Sk; causal: the D 32 / 64
+               three-warpgroup kernels shift the blocks up by the padding) */
+            const int bn = kg_attn_table[vv][dt][slot][kind].bn;
+            const int shift =
+                (vv == KG_ATTN_V_HOPPER_PERSIST || vv == KG_ATTN_V_HOPPER_PERSIST_BASE) && D <= 64 ? nmb * bm - S : 0;
+            for (int mb = 0; mb < nmb; mb++) {
+                int end = causal ? mb * bm - shift + bm : S;
+                end = end < S ? end : S;
+                want_keys[end > 0 ? (end + bn - 1) / bn : 0] += B * Hq;
+            }
+            for (int k = 0; k < 4096; k++)
+                cr_assert_eq(per_keys[k], want_keys[k], "%s cfg %d: %d tiles of %d key tiles, want %d",
+                             kg_attn_variant_names[vv], cfg, per_keys[k], k, want_keys[k]);
+            for (size_t i = 4 * ((size_t)grid + units); i < words; i++)
+                cr_assert_eq(tr[i], 0ull, "%s: a word past the tiles written", kg_attn_variant_names[vv]);
+            free(per_keys);
+            free(want_keys);
+            kg_free(ctx, dt_);
+        }
+        free(tr);
+    }
+    kg_test_force_attn_variant(ctx, -1);
+    set_xcfg(XCFG_RULE);
+    free(h);
+    free(o[0]);
+    free(o[1]);
+    free(l[0]);
+    free(l[1]);
+    void *dev[5] = {dq, dk, dv, dout, dl};
+    for (int i = 0; i < 5; i++)
+        kg_free(ctx, dev[i]);
+}
+
+/* The round's shape (B 4 H 16 S 1k D 64: one section of all 64 pairs), and
+   shapes whose sections of pairs (16 MB of K + V at most) cut across
+   batches: B 3 Hq 4 Hkv 2 S 8200 D 64 (G 7: two sections of 6 of the 12
+   pairs; the shifted first block), f16 B 2 Hq 7 S 6000 D 128 (the f2
+   kernel, the runtime's beyond 4096 keys; G 5: sections of 5, 5 and 4 of
+   14); bf16 B 2 Hq 4 S 3000 D 128 (the pp kernel, the runtime's from 2049
+   to 4096 keys): the runtime's variants, whose rule leaves f2 and pp as
+   before; B 1 (fewer tiles than two a block: the late claim's case); every
+   persistent variant at D 64-128 forced on a short shape (ping-pong at D
+   96 / 128, base, f2), causal and not. */
+Test(attention, prefill_xorder_bits_and_every_tile_once)
+{
+    if (!on_sm90())
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
+    xorder_bits_and_tiles(KG_BF16, 4, 16, 16, 1024, 64, 1, -1, KG_ATTN_V_HOPPER_PERSIST);
+    xorder_bits_and_tiles(KG_BF16, 3, 4, 2, 8200, 64, 1, -1, KG_ATTN_V_HOPPER_PERSIST);
+    xorder_bits_and_tiles(KG_F16, 2, 7, 7, 6000, 128, 1, -1, KG_ATTN_V_HOPPER_PERSIST_F2);
+    xorder_bits_and_tiles(KG_BF16, 2, 4, 4, 3000, 128, 1, -1, KG_ATTN_V_HOPPER_PERSIST_PP);
+    xorder_bits_and_tiles(KG_BF16, 1, 16, 16, 2048, 64, 1, -1, KG_ATTN_V_HOPPER_PERSIST);
+    const int ds[3] = {64, 96, 128};
+    for (int i = 0; i < 3; i++) {
+        int slot = 0;
+        while (slot < 4 && DIMS[slot] != ds[i])
+            slot++;
+        for (int causal = 0; causal < 2; causal++)
+            for (int v = 0; v < KG_ATTN_V_COUNT; v++)
+                if (is_persist_variant(v) &&
+                    kg_attn_table[v][KG_BF16][slot][causal ? KG_ATTN_CAUSAL : KG_ATTN_NONE].threads != 0)
+                    xorder_bits_and_tiles(KG_BF16, 3, 4, 2, 1100, ds[i], causal, v, -1);
+    }
+}
+
+/* The prefill trace hook on a grid kernel (one work tile a block; no tile
+   words): every block's stamps in order, one tile each, no block past the
+   grid traced, the bits those of the untraced call. */
+Test(attention, prefill_trace_hook_grid_kernel)
+{
+    if (!on_sm90())
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
+    const int B = 2, H = 16, S = 1024, D = 64;
+    const int64_t n = (int64_t)B * H * S * D;
+    uint16_t *h = malloc(n * 2), *o1 = malloc(n * 2), *o2 = malloc(n * 2);
+    void *dq = kt_alloc(ctx, n * 2), *dk = kt_alloc(ctx, n * 2), *dv = kt_alloc(ctx, n * 2),
+         *dout = kt_alloc(ctx, n * 2), *dt = kt_alloc(ctx, 4 * 8 * 4096);
+    for (int t = 0; t < 3; t++) {
+        for (int64_t i = 0; i < n; i++)
+            h[i] = kt_to_bf16(kt_uniform(&rng, -2, 2));
+        kt_upload(ctx, t == 0 ? dq : t == 1 ? dk : dv, h, n * 2);
+    }
+    kg_tensor tq = kg_tensor_contiguous(dq, KG_BF16, 4, KT_SHAPE(B, H, S, D)),
+              tk = kg_tensor_contiguous(dk, KG_BF16, 4, KT_SHAPE(B, H, S, D)),
+              tv = kg_tensor_contiguous(dv, KG_BF16, 4, KT_SHAPE(B, H, S, D)),
+              to = kg_tensor_contiguous(dout, KG_BF16, 4, KT_SHAPE(B, H, S, D));
+    const kg_attention_opts o = {0.f, 1};
+    unsigned long long *tr = malloc(4 * 8 * 4096);
+    kg_test_force_attn_variant(ctx, KG_ATTN_V_HOPPER);
+    KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, &o));
+    KT_OK(ctx, kg_sync(ctx));
+    cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_HOPPER);
+    kt_download(ctx, o1, dout, n * 2);
+    KT_OK(ctx, kg_memset(ctx, dt, 0, 4 * 8 * 4096));
+    KT_OK(ctx, kg_memset(ctx, dout, 0xff, n * 2));
+    kg_test_attn_trace(ctx, dt);
+    KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, &o));
+    kg_test_attn_trace(ctx, NULL);
+    KT_OK(ctx, kg_sync(ctx));
+    kt_download(ctx, o2, dout, n * 2);
+    cr_assert(memcmp(o1, o2, n * 2) == 0, "the traced call's bits differ");
+    kt_download(ctx, tr, dt, 4 * 8 * 4096);
+    const int bm = kg_attn_table[KG_ATTN_V_HOPPER][KG_BF16][1][KG_ATTN_CAUSAL].bm, blocks = (S + bm - 1) / bm * H * B;
+    for (int i = 0; i < 4096; i++) {
+        const unsigned long long *x = tr + 4 * i;
+        if (i >= blocks) {
+            cr_assert(x[0] == 0 && x[1] == 0 && x[2] == 0 && x[3] == 0, "block %d of %d traced", i, blocks);
+            continue;
+        }
+        cr_assert(x[0] > 0 && x[0] <= x[1] && x[1] <= x[2] && x[3] == 1, "block %d: stamps %llu %llu %llu, %llu tiles",
+                  i, x[0], x[1], x[2], x[3]);
+    }
+    kg_test_force_attn_variant(ctx, -1);
+    free(h);
+    free(o1);
+    free(o2);
+    free(tr);
+    void *dev[5] = {dq, dk, dv, dout, dt};
+    for (int i = 0; i < 5; i++)
+        kg_free(ctx, dev[i]);
 }
