@@ -342,15 +342,31 @@ end
 M.wg_kvq = {
   [64] = { { nwg = 2, bm = 128 } },
   [128] = { { nwg = 2, bm = 64, dqd = true } },
+  -- Session 31 candidates (not measured; no device that session), forced
+  -- only: D 32 and 96 on the same kernel with the tiles of head dim 64 / 128
+  -- (attnb_kvq_wg's DP: the head dim padded to whole 64-element panels, as
+  -- the forward's attn_wg pads them): S^T and dP^T over the D real columns,
+  -- dV, dK and dQ N = 64 / 128 wide with the padding columns never stored.
+  -- D 32 takes D 64's shape (128 x 128 tiles, dQ by query rows), D 96 D
+  -- 128's (128 x 64, dQ by head-dim panels), with and without dqd.
+  [32] = { { nwg = 2, bm = 128 } },
+  [96] = { { nwg = 2, bm = 64, dqd = true }, { nwg = 2, bm = 64 } },
 }
 M.max_tunes90 = 2
+-- The head dims whose Hopper tuning 0 the runtime takes by default on
+-- compute capability 9.0 (their kernels in the module attnb90_<dtype>); the
+-- others' Hopper tunings run only where KG_ATTNB_TUNE=h<i> names one (module
+-- attnb90c_<dtype>, so that the default kernels' module stays as it was).
+M.wg_default = { [64] = true, [128] = true }
 
 local function wg_plan(dt, d, kind, tu, spl)
   local bn, bm = 64 * tu.nwg, tu.bm
   local nt = 128 * tu.nwg
-  -- 1 KiB alignment slack, K, V, two stages of (Q, dout), dS^T, two stages
-  -- of the f32 partial tile (pitch D + 8) and of the rows
-  local smem = 1024 + 2 * bn * d * 2 + 4 * bm * d * 2 + bn * bm * 2 + 2 * bm * (d + 8) * 4 + 4 * bm * 4
+  -- 1 KiB alignment slack, K, V, two stages of (Q, dout) (tiles of the head
+  -- dim padded to whole 64-element panels: attnb_kvq_wg's DP), dS^T, two
+  -- stages of the f32 partial tile (pitch D + 8) and of the rows
+  local dp = fwd.panel_dim(d)
+  local smem = 1024 + 2 * bn * dp * 2 + 4 * bm * dp * 2 + bn * bm * 2 + 2 * bm * (d + 8) * 4 + 4 * bm * 4
   return { threads = nt, minb = 1, rows = bn, tile = bm, smem = smem, path = 2,
            call = string.format("attnb_kvq_wg<%s, %d, %d, %d, %s%s%s>", dt.storage, d, tu.nwg, bm, kind_enum[kind],
                                 (spl or tu.dqd) and ", " .. tostring(spl or false) or "", tu.dqd and ", true" or ""),
@@ -416,7 +432,9 @@ function M.generate(G)
     local dt = by[name]
     local module = G:module("attnb_" .. name)
     local module90 = name ~= "f32" and G:module("attnb90_" .. name, { sm90a = true }) or nil
-    local kernels, kernels90 = {}, {}
+    -- the forced-only Hopper kernels (head dims not in M.wg_default)
+    local module90c = name ~= "f32" and G:module("attnb90c_" .. name, { sm90a = true }) or nil
+    local kernels, kernels90, kernels90c = {}, {}, {}
     local function add_to(mod, list, kname, pl, desc)
       local idx = G:kernel({ name = kname, module = mod, vec = 1, desc = desc })
       list[#list + 1] = { name = kname, threads = pl.threads, minb = pl.minb, call = pl.call, desc = desc }
@@ -447,6 +465,8 @@ function M.generate(G)
       end
       local kvq, dqsum, dkvsum, tunes = {}, "{0, 0, 0, 0, 0}", "{0, 0, 0, 0, 0}", {}
       local kvq90, kvq90s, tunes90 = {}, {}, {}
+      local mod90, list90 = module90, kernels90
+      if not M.wg_default[d] then mod90, list90 = module90c, kernels90c end
       if name ~= "f32" and M.wg_kvq[d] then
         tunes90 = M.wg_kvq[d]
         assert(#tunes90 <= M.max_tunes90, "too many Hopper kvq tunings")
@@ -454,7 +474,7 @@ function M.generate(G)
           local per = {}
           for _, kind in ipairs(M.kinds) do
             local pl = wg_plan(dt, d, kind, tu)
-            per[#per + 1] = add_to(module90, kernels90, string.format("kg_attnb90_%s_d%d_%s_kvq%d", name, d, kind, ti - 1),
+            per[#per + 1] = add_to(mod90, list90, string.format("kg_attnb90_%s_d%d_%s_kvq%d", name, d, kind, ti - 1),
                                    pl, string.format("attention backward %s D=%d %s: dK, dV, dQ partials (%s)", name,
                                                      d, kind, pl.shape))
           end
@@ -464,7 +484,7 @@ function M.generate(G)
           local pers = {}
           for _, kind in ipairs(M.kinds) do
             local pl = wg_plan(dt, d, kind, tu, true)
-            pers[#pers + 1] = add_to(module90, kernels90,
+            pers[#pers + 1] = add_to(mod90, list90,
                                      string.format("kg_attnb90_%s_d%d_%s_kvq%ds", name, d, kind, ti - 1), pl,
                                      string.format("attention backward %s D=%d %s: dK, dV, dQ partials (%s)", name,
                                                    d, kind, pl.shape))
@@ -497,12 +517,13 @@ function M.generate(G)
       end
       local def = name == "f32" and M.f32_default[d] or 0
       assert(def < math.max(#tunes, 1), "default kvq tuning out of range")
-      rows[#rows + 1] = string.format("    [%s][%d] = {%s, {%s}, {%s}, {%s}, %s, %s, %d, %d, {%s}, %d, {%s}},\n",
+      rows[#rows + 1] = string.format("    [%s][%d] = {%s, {%s}, {%s}, {%s}, %s, %s, %d, %d, {%s}, %d, {%s}, %d},\n",
                                       dt.enum, di - 1, pre, table.concat(kv, ", "), table.concat(q, ", "),
                                       #kvq > 0 and table.concat(kvq, ", ") or "{{0, 0, 0, 0, 0}}", dqsum, dkvsum, #tunes,
                                       def,
                                       #kvq90 > 0 and table.concat(kvq90, ", ") or "{{0, 0, 0, 0, 0}}", #tunes90,
-                                      #kvq90s > 0 and table.concat(kvq90s, ", ") or "{{0, 0, 0, 0, 0}}")
+                                      #kvq90s > 0 and table.concat(kvq90s, ", ") or "{{0, 0, 0, 0, 0}}",
+                                      (#kvq90 > 0 and M.wg_default[d]) and 1 or 0)
     end
     G:write("attnb_" .. name .. ".cu", G:render("attention_bwd.cu", {
       header = G.header("templates/attention_bwd.cu and gen/attention_bwd.lua"),
@@ -518,12 +539,19 @@ function M.generate(G)
       }))
     end
     if module90 then
-      local d90 = {}
-      for _, d in ipairs(M.dims) do if M.wg_kvq[d] then d90[#d90 + 1] = d end end
+      local d90, d90c = {}, {}
+      for _, d in ipairs(M.dims) do
+        if M.wg_kvq[d] and M.wg_default[d] then d90[#d90 + 1] = d elseif M.wg_kvq[d] then d90c[#d90c + 1] = d end
+      end
       G:write("attnb90_" .. name .. ".cu", G:render("attention_bwd.cu", {
         header = G.header("templates/attention_bwd.cu and gen/attention_bwd.lua"),
         dtype = dt, dims = d90, kinds = M.kinds, kernels = kernels90,
         path = "wgmma (sm_90a)", include = "attention_bwd_sm90.cuh",
+      }))
+      G:write("attnb90c_" .. name .. ".cu", G:render("attention_bwd.cu", {
+        header = G.header("templates/attention_bwd.cu and gen/attention_bwd.lua"),
+        dtype = dt, dims = d90c, kinds = M.kinds, kernels = kernels90c,
+        path = "wgmma (sm_90a), forced only (KG_ATTNB_TUNE=h<i>)", include = "attention_bwd_sm90.cuh",
       }))
     end
   end
@@ -570,6 +598,8 @@ typedef struct kg_attnb_entry {
     int32_t ntunes90;
     /* the same Hopper kernels for query splits (params splits > 1) */
     kg_attnb_launch kvq90s[KG_ATTNB_MAX_TUNES90][KG_ATTN_KIND_COUNT];
+    int32_t def90; /* 1: Hopper tuning 0 is the default on compute capability 9.0; 0: the Hopper tunings run
+                      only where KG_ATTNB_TUNE=h<i> names one */
 } kg_attnb_entry;
 
 /* [q dtype][head dim slot]; pre.threads == 0 where not generated. */
@@ -580,7 +610,8 @@ extern const kg_attnb_entry kg_attnb_table[KG_DTYPE_COUNT][KG_ATTNB_DIM_COUNT];
   local ns, seen = {}, {}
   for d, tunes in pairs(M.wg_kvq) do
     for _, tu in ipairs(tunes) do
-      for _, n in ipairs({ tu.bm, d, tu.bm == 64 * tu.nwg and d or d // tu.nwg }) do
+      local dp = fwd.panel_dim(d)
+      for _, n in ipairs({ tu.bm, dp, tu.bm == 64 * tu.nwg and dp or dp // tu.nwg }) do
         if not seen[n] then seen[n] = true; ns[#ns + 1] = n end
       end
     end

@@ -552,7 +552,9 @@ static int smem_limit(const kg_context *ctx)
 }
 
 /* The kvq kernel of a call: the Hopper one (tuning 0) on compute capability
-   9.0 where generated, else the portable one (the entry's kvq_default);
+   9.0 where generated as the default (the entry's def90; the head dims whose
+   Hopper tunings are candidates run them only where KG_ATTNB_TUNE names
+   one), else the portable one (the entry's kvq_default);
    NULL for the separate dq kernel. KG_ATTNB_TUNE, a tuning hook for benchmarks and
    tests, overrides it: "h<i>" Hopper tuning i (where it runs), "<i>"
    portable tuning i, "sep" the separate dq kernel, and a trailing 'r' or 'f'
@@ -583,7 +585,7 @@ static kg_status pick_kvq(kg_context *ctx, const attnb_hooks *hk, const kg_attnb
         if (i < e->ntunes)
             want = i, forced = 1;
     }
-    if (hopper && want >= 0 && !forced) {
+    if (hopper && e->def90 && want >= 0 && !forced) {
         *out = &e->kvq90[0][kind];
         return KG_OK;
     }
@@ -604,6 +606,12 @@ static kg_status pick_kvq(kg_context *ctx, const attnb_hooks *hk, const kg_attnb
         *out = &e->kvq[pick][kind];
     return KG_OK;
 }
+
+/* kgi_attnb_last_kv_kernel's value (a test hook; atomic: calls from several
+   threads leave one of their kernels) */
+static int last_kv_kernel = -1;
+
+int kgi_attnb_last_kv_kernel(void) { return __atomic_load_n(&last_kv_kernel, __ATOMIC_RELAXED); }
 
 static kg_status launch(kg_context *ctx, const kg_attnb_launch *e, dim3 grid, kg_attnb_params *p)
 {
@@ -763,6 +771,7 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
             const unsigned gx = (unsigned)p.lanes * (unsigned)splits; /* <= 128 x 16 */
             /* the Hopper kernels have an instance for splits */
             const kg_attnb_launch *run = hopper_kvq && splits > 1 ? &e->kvq90s[0][0] + (kvq - k90) : kvq;
+            __atomic_store_n(&last_kv_kernel, run->kernel, __ATOMIC_RELAXED);
             st = launch(ctx, run, (dim3){gx, (unsigned)Hkv, (unsigned)B}, &p);
             if (st != KG_OK)
                 return st;
@@ -787,6 +796,7 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
     }
     if (B * Hkv * Sk > 0) {
         const kg_attnb_launch *kv = &e->kv[kind];
+        __atomic_store_n(&last_kv_kernel, kv->kernel, __ATOMIC_RELAXED);
         st = launch(ctx, kv, (dim3){(unsigned)((Sk + kv->rows - 1) / kv->rows), (unsigned)Hkv, (unsigned)B}, &p);
         if (st != KG_OK)
             return st;

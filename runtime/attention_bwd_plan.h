@@ -43,4 +43,10 @@ void kgi_attnb_hooks_reload(void);
    any of them takes. */
 int kgi_attnb_fit(int dtype, int slot, int kind, int want, int limit, int *need);
 
+/* A test hook: the kernel index (kg_kernels) of the dK / dV kernel that the
+   process's last kg_attention_backward launched (the kvq kernel, or the
+   separate kv kernel), -1 before any. The tests that force a Hopper tuning
+   check with it that the forced kernel ran, not a default. */
+int kgi_attnb_last_kv_kernel(void);
+
 #endif

@@ -33,6 +33,9 @@
  * The lanes, the partial layout and the masking are those of
  * attention_bwd.cuh's attnb_kvq_tc (attnb_dqsum adds the partials up).
  *
+ * Head dims 32 and 96 (forced-only candidates, gen/attention_bwd.lua) take
+ * the tiles of head dim 64 / 128: DP below.
+ *
  * The wgmma and swizzle helpers are the forward's (attention_sm90.cuh).
  */
 #ifndef KG_ATTENTION_BWD_SM90_CUH
@@ -56,12 +59,14 @@ using kg_attn::wg_commit;
 using kg_attn::wg_fence;
 using kg_attn::wg_wait;
 
-/* Stores a warpgroup's 64 x D accumulator (this thread's rows row0 + g and
-   + 8, wgmma's fragment order) times mul as T. */
-template <typename T, int D>
-__device__ __forceinline__ void store_wg(const float (&acc)[D / 2], T *base, int64_t ld, int row0, int nrows, float mul,
+/* Stores the first D columns of a warpgroup's 64 x N accumulator (this
+   thread's rows row0 + g and + 8, wgmma's fragment order; N = D, or D padded
+   to whole panels) times mul as T. */
+template <typename T, int D, int N = D>
+__device__ __forceinline__ void store_wg(const float (&acc)[N / 2], T *base, int64_t ld, int row0, int nrows, float mul,
                                          int g, int t)
 {
+    static_assert(D <= N && D % 8 == 0, "the stored columns are whole n8 tiles of the accumulator");
 #pragma unroll
     for (int i = 0; i < 2; i++) {
         const int r = row0 + g + 8 * i;
@@ -90,14 +95,25 @@ __device__ __forceinline__ void wg_rows_x_tile(float (&acc)[BM / 2], uint32_t aA
 template <typename T, int D, int NWG, int BM, int KIND, bool SPL = false, bool DQD = false>
 __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
 {
+    /* DP: D padded to whole 64-element panels (D 32 and 96, as the forward's
+       attn_wg pads them; at D 64 and 128 DP = D and every expression below
+       is the one of before). The tiles of Q, dout, K and V are laid out as
+       for head dim DP; their padding columns in shared memory are never
+       written. S^T and dP^T reduce over the D real columns only (D / 16 k16
+       steps, wg_rows_x_tile); dV, dK and dQ run N = DP wide on N-major B
+       operands of whole swizzle panels, so the accumulators' padding
+       columns hold products of whatever the padding held: column n of a
+       product reads column n of B only, and those columns are never stored
+       (store_wg, walk_dq) nor loaded (load_dq). */
+    constexpr int DP = (D + 63) / 64 * 64;
     constexpr int NT = NWG * 128, BN = NWG * 64, E = 2, PF = D + 8;
-    /* dQ split: by query rows (each warpgroup 64 rows, all of D) or by
-       head-dim panels (each warpgroup D / NWG columns of the 64 rows) */
+    /* dQ split: by query rows (each warpgroup 64 rows, all of DP) or by
+       head-dim panels (each warpgroup DP / NWG columns of the 64 rows) */
     constexpr bool QROWS = BM == 64 * NWG;
-    constexpr int QC = QROWS ? D : D / NWG;
-    static_assert(BM == 64 * NWG || (BM == 64 && (D / NWG) % 64 == 0), "dQ warpgroup split");
-    static_assert(D % 64 == 0, "64-element panels of D");
-    constexpr int QB = BM * D * E, KB = BN * D * E, SB = BN * BM * E;
+    constexpr int QC = QROWS ? DP : DP / NWG;
+    static_assert(BM == 64 * NWG || (BM == 64 && (DP / NWG) % 64 == 0), "dQ warpgroup split");
+    static_assert(D % 32 == 0, "head dims of 32-element halves of panels");
+    constexpr int QB = BM * DP * E, KB = BN * DP * E, SB = BN * BM * E;
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), a0 = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
     const uint32_t aK = a0, aV = aK + KB, aQ0 = aV + KB; /* Q, dout: two stages of (Q, dout) */
@@ -152,9 +168,9 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             return mstart + (p.mrev ? nmt - 1 - mt : mt) * BM;
         };
 
-        float dva[D / 2], dka[D / 2];
+        float dva[DP / 2], dka[DP / 2];
 #pragma unroll
-        for (int i = 0; i < D / 2; i++)
+        for (int i = 0; i < DP / 2; i++)
             dva[i] = dka[i] = 0.f;
 
         /* the loads of step `it` into stage `st`: Q, dout, the partial so far
@@ -184,7 +200,8 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
         /* the store of dq (rows m0.. of query head h) into the lane's partial,
            or (p.direct, one lane, no later key block reaching the rows) into
            dq itself, the bits dqsum would write: one walk over this thread's
-           rows and n8 tiles, put(row, tile, x, y) storing a column pair */
+           rows and n8 tiles, put(row, tile, x, y) storing a column pair; the
+           tiles of columns qc + 8 n < D only (D < DP: not the padding) */
         auto walk_dq = [&](int m0, auto put) {
 #pragma unroll
             for (int i = 0; i < 2; i++) {
@@ -192,7 +209,8 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                 if (r < p.sq) {
 #pragma unroll
                     for (int n = 0; n < QC / 8; n++)
-                        put(r, n, dq[4 * n + 2 * i], dq[4 * n + 2 * i + 1]);
+                        if (D == DP || qc + n * 8 < D)
+                            put(r, n, dq[4 * n + 2 * i], dq[4 * n + 2 * i + 1]);
                 }
             }
         };
@@ -210,16 +228,20 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             }
         };
         /* dq = the partial so far (stage st's tile; zeros in the lane's first
-           key block) */
+           key block); the padding columns (D < DP) start from 0 */
         auto load_dq = [&](int st) {
             const float *sF = sF0 + st * BM * PF;
 #pragma unroll
             for (int n = 0; n < QC / 8; n++)
 #pragma unroll
                 for (int i = 0; i < 2; i++) {
-                    const float2 o = *(const float2 *)&sF[(qr + wq * 16 + g + 8 * i) * PF + qc + n * 8 + 2 * t];
-                    dq[4 * n + 2 * i] = o.x;
-                    dq[4 * n + 2 * i + 1] = o.y;
+                    if (D == DP || qc + n * 8 < D) {
+                        const float2 o = *(const float2 *)&sF[(qr + wq * 16 + g + 8 * i) * PF + qc + n * 8 + 2 * t];
+                        dq[4 * n + 2 * i] = o.x;
+                        dq[4 * n + 2 * i + 1] = o.y;
+                    } else {
+                        dq[4 * n + 2 * i] = dq[4 * n + 2 * i + 1] = 0.f;
+                    }
                 }
         };
         /* dq += dS K (dS^T in shared memory), as wgmma (no fence, no commit) */
@@ -347,10 +369,10 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                 wg_fence();
 #pragma unroll
                 for (int kk = 0; kk < BM / 16; kk++)
-                    wgb<T, D>::rs(dva, pa[kk], sw128_desc(aO + kk * 16 * 128, BM * 128, 1024), 1);
+                    wgb<T, DP>::rs(dva, pa[kk], sw128_desc(aO + kk * 16 * 128, BM * 128, 1024), 1);
 #pragma unroll
                 for (int kk = 0; kk < BM / 16; kk++)
-                    wgb<T, D>::rs(dka, da[kk], sw128_desc(aQ + kk * 16 * 128, BM * 128, 1024), 1);
+                    wgb<T, DP>::rs(dka, da[kk], sw128_desc(aQ + kk * 16 * 128, BM * 128, 1024), 1);
                 wg_commit();
             }
             if (DQD) {
@@ -385,11 +407,11 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
         kgd_cp_async_wait<0>();
 
         if (SPL) {
-            store_wg<float, D>(dva, split_dkv<D>(p, blockIdx.x / p.lanes, 1, b, hk), D, n0 + kr, p.sk, 1.f, g, t);
-            store_wg<float, D>(dka, split_dkv<D>(p, blockIdx.x / p.lanes, 0, b, hk), D, n0 + kr, p.sk, 1.f, g, t);
+            store_wg<float, D, DP>(dva, split_dkv<D>(p, blockIdx.x / p.lanes, 1, b, hk), D, n0 + kr, p.sk, 1.f, g, t);
+            store_wg<float, D, DP>(dka, split_dkv<D>(p, blockIdx.x / p.lanes, 0, b, hk), D, n0 + kr, p.sk, 1.f, g, t);
         } else {
-            store_wg<T, D>(dva, dv, p.dv_ss, n0 + kr, p.sk, 1.f, g, t);
-            store_wg<T, D>(dka, dk, p.dk_ss, n0 + kr, p.sk, p.scale, g, t);
+            store_wg<T, D, DP>(dva, dv, p.dv_ss, n0 + kr, p.sk, 1.f, g, t);
+            store_wg<T, D, DP>(dka, dk, p.dk_ss, n0 + kr, p.sk, p.scale, g, t);
         }
     }
     kgd_cp_async_wait<0>();

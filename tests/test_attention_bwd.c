@@ -373,6 +373,42 @@ Test(attention_bwd_validation, kernels_that_fit_the_shared_memory)
 /* The query splits' plan (kgi_attnb_split): none where the kvq grid fills
    the SMs already, splits where few (batch, kv head) pairs walk long key
    ranges, always within the bounds the kernels and the scratch assume. */
+/* The Hopper kvq tunings in the table: D 64 and 128 the default on compute
+   capability 9.0 (def90), D 32 and 96 (session 31's candidates) forced only,
+   D 256 none; each a kernel of 2 warpgroups on 128-key blocks whose shared
+   memory is the template's layout (attnb_kvq_wg: 1 KiB of alignment slack,
+   K and V, two stages of Q and dout, in tiles of the head dim padded to
+   whole 64-element panels, dS^T, two stages of the f32 partial tile of
+   pitch D + 8 and of the rows) and fits the 227 KiB a block of compute
+   capability 9.0; the instance for splits the same launch. */
+Test(attention_bwd_validation, hopper_tunings_and_their_defaults)
+{
+    const kg_dtype dts[2] = {KG_F16, KG_BF16};
+    for (int i = 0; i < 2; i++)
+        for (int s = 0; s < KG_ATTNB_DIM_COUNT; s++) {
+            const int D = kg_attnb_dims[s], DP = (D + 63) / 64 * 64;
+            const kg_attnb_entry *e = &kg_attnb_table[dts[i]][s];
+            cr_assert_eq(e->ntunes90, D == 256 ? 0 : D == 96 ? 2 : 1, "D%d: %d Hopper tunings", D, e->ntunes90);
+            cr_assert_eq(e->def90, D == 64 || D == 128, "D%d: def90 %d", D, e->def90);
+            for (int t = 0; t < e->ntunes90; t++)
+                for (int k = 0; k < KG_ATTN_KIND_COUNT; k++) {
+                    const kg_attnb_launch *l = &e->kvq90[t][k], *ls = &e->kvq90s[t][k];
+                    const int BN = l->rows, BM = l->tile;
+                    cr_assert(l->threads == 256 && BN == 128 && l->path == 2, "D%d tuning %d: %d threads, %d keys", D,
+                              t, l->threads, BN);
+                    cr_assert(BM == 64 || BM == 128, "D%d tuning %d: %d-query tiles", D, t, BM);
+                    const int need = 1024 + 2 * BN * DP * 2 + 4 * BM * DP * 2 + BN * BM * 2 + 2 * BM * (D + 8) * 4 +
+                                     4 * BM * 4;
+                    cr_assert_eq(l->smem, need, "D%d tuning %d: %d bytes of shared memory, the layout %d", D, t,
+                                 l->smem, need);
+                    cr_assert_leq(l->smem, 232448, "D%d tuning %d: %d bytes", D, t, l->smem);
+                    cr_assert(ls->kernel != l->kernel && ls->threads == l->threads && ls->rows == BN &&
+                                  ls->tile == BM && ls->smem == l->smem && ls->path == 2,
+                              "D%d tuning %d: the split instance differs", D, t);
+                }
+        }
+}
+
 Test(attention_bwd_validation, query_split_plan)
 {
     int sh, st;
@@ -1429,6 +1465,210 @@ Test(attention_bwd, f32_split_tf32_tuning_1_d32) { x3_cases(1, 32); }
 Test(attention_bwd, f32_split_tf32_tuning_0_d64) { x3_cases(0, 64); }
 Test(attention_bwd, f32_split_tf32_tuning_0_d96) { x3_cases(0, 96); }
 Test(attention_bwd, f32_split_tf32_tuning_0_d128) { x3_cases(0, 128); }
+
+/* Session 31's forced-only Hopper candidates (gen/attention_bwd.lua's
+   wg_kvq at D 32 and 96, outside wg_default: the wgmma kernel on the tiles
+   of head dim 64 / 128, attnb_kvq_wg's DP), each forced with
+   KG_ATTNB_TUNE=h<i> against the float64 reference with the unchanged
+   tolerance rule. On a device that is not compute capability 9.0 h<i> runs
+   the default, which these tests do not need to cover again: they skip.
+   Every case asserts that the kernel launched was the forced one
+   (kgi_attnb_last_kv_kernel: its instance without splits or the one for
+   query splits), so that a default cannot pass for it. */
+static int hopper_device(void) { return ctx && ctx->cc_major == 9 && ctx->cc_minor == 0; }
+
+/* The kind a case's call takes (kg_attention_backward's rule). */
+static kg_attn_kind case_kind(const acase *c)
+{
+    return c->mask != MASK_NONE ? KG_ATTN_MASK : c->causal ? KG_ATTN_CAUSAL : KG_ATTN_NONE;
+}
+
+/* Hopper tuning `ti` of the case's dtype and head dim: the kernel without
+   splits (split 0), with splits (1), or either (-1) was the last launched. */
+static void assert_forced_kernel(const acase *c, int ti, int split)
+{
+    const kg_attnb_entry *e = &kg_attnb_table[c->dt][slot_of(c->D)];
+    const kg_attn_kind kind = case_kind(c);
+    cr_assert(ti < e->ntunes90, "%s D%d has no Hopper tuning %d", kg_dtype_name(c->dt), c->D, ti);
+    const int plain = e->kvq90[ti][kind].kernel, spl = e->kvq90s[ti][kind].kernel, got = kgi_attnb_last_kv_kernel();
+    cr_assert(split == 0 ? got == plain : split == 1 ? got == spl : (got == plain || got == spl),
+              "%s D%d B=%d Hq=%d Hkv=%d Sq=%d Sk=%d causal=%d mask=%d: the last dK/dV kernel was %d, not Hopper "
+              "tuning %d's %d (splits: %d)",
+              kg_dtype_name(c->dt), c->D, c->B, c->Hq, c->Hkv, c->Sq, c->Sk, c->causal, c->mask, got, ti,
+              split == 1 ? spl : plain, spl);
+}
+
+static void forced_case(const acase *c, int ti)
+{
+    run_case(c);
+    assert_forced_kernel(c, ti, -1);
+}
+
+/* Two calls on the same inputs give the same bits. */
+static void bitwise_twice(const acase *c, int ti)
+{
+    const size_t es = kg_dtype_size(c->dt);
+    const int64_t nq = (int64_t)c->B * c->Hq * c->Sq * c->D, nk = (int64_t)c->B * c->Hkv * c->Sk * c->D;
+    void *q, *k, *l;
+    random_bitwise_inputs(c, &q, &k, &l);
+    grads a = run_gpu(c, q, k, k, q, q, l, NULL);
+    assert_forced_kernel(c, ti, -1);
+    grads b = run_gpu(c, q, k, k, q, q, l, NULL);
+    cr_assert(memcmp(a.dq, b.dq, nq * es) == 0, "D%d h%d: dq differs between two runs", c->D, ti);
+    cr_assert(memcmp(a.dk, b.dk, nk * es) == 0, "D%d h%d: dk differs between two runs", c->D, ti);
+    cr_assert(memcmp(a.dv, b.dv, nk * es) == 0, "D%d h%d: dv differs between two runs", c->D, ti);
+    free(a.dq), free(a.dk), free(a.dv), free(b.dq), free(b.dk), free(b.dv);
+    kg_free(ctx, q), kg_free(ctx, k), kg_free(ctx, l);
+}
+
+/* The reference cases: every mask kind (odd lengths, GQA 2:1, Sq > Sk
+   causal: rows that see no key, a padding mask with causal on top in
+   [B,S,H,D] views), GQA 4:1 and MQA causal (a custom scale), causal Sq < Sk
+   and Sq > Sk, TESTING.md's short and odd (Sq, Sk) pairs, fully masked rows
+   (by the mask, with causal), random masks of every rank, lanes of several
+   key blocks (B Hkv = 66 kv heads), causal GQA of several query tiles, no
+   queries; then the same bits twice. */
+static void candidate_cases(const char *tune, kg_dtype dt, int D)
+{
+    if (!hopper_device())
+        cr_skip_test("not compute capability 9.0: KG_ATTNB_TUNE=%s runs the default", tune);
+    const int ti = tune[1] - '0';
+    set_hook("KG_ATTNB_TUNE", tune);
+    const acase cases[] = {
+        {dt, 1, 4, 2, 77, 130, D, 0, MASK_NONE, 0, 0, 0.f},
+        {dt, 1, 4, 2, 130, 77, D, 1, MASK_NONE, 0, 0, 0.f},
+        {dt, 2, 2, 1, 77, 130, D, 1, MASK_PAD, 4, 1, 0.f},
+        {dt, 2, 2, 1, 77, 130, D, 0, MASK_PAD, 4, 0, 0.f},
+        {dt, 2, 8, 2, 100, 150, D, 1, MASK_NONE, 0, 1, 0.f},
+        {dt, 1, 8, 1, 150, 100, D, 1, MASK_NONE, 0, 0, 0.3f},
+        {dt, 1, 2, 2, 33, 200, D, 1, MASK_NONE, 0, 0, 0.f},
+        {dt, 1, 2, 1, 200, 33, D, 1, MASK_NONE, 0, 1, 0.f},
+        {dt, 1, 2, 1, 1, 1, D, 1, MASK_NONE, 0, 0, 0.f},
+        {dt, 1, 2, 1, 3, 3, D, 0, MASK_NONE, 0, 0, 0.f},
+        {dt, 1, 2, 1, 64, 1, D, 1, MASK_NONE, 0, 0, 0.f},
+        {dt, 1, 2, 1, 239, 1, D, 0, MASK_NONE, 0, 0, 0.f},
+        {dt, 1, 2, 1, 799, 3, D, 1, MASK_NONE, 0, 0, 0.f},
+        {dt, 1, 2, 1, 113, 203, D, 1, MASK_NONE, 0, 1, 0.f},
+        {dt, 1, 2, 2, 70, 90, D, 0, MASK_EMPTY_ROWS, 2, 0, 0.f},
+        {dt, 1, 2, 1, 70, 90, D, 1, MASK_EMPTY_ROWS, 2, 0, 0.f},
+        {dt, 2, 3, 3, 77, 130, D, 0, MASK_RANDOM, 4, 0, 0.f},
+        {dt, 1, 4, 2, 50, 70, D, 1, MASK_RANDOM, 1, 1, 0.f},
+        {dt, 1, 2, 1, 90, 200, D, 1, MASK_RANDOM, 2, 0, 0.f},
+        {dt, 2, 66, 33, 3, 600, D, 0, MASK_NONE, 0, 0, 0.f},
+        {dt, 1, 66, 66, 3, 600, D, 1, MASK_NONE, 0, 1, 0.f},
+        {dt, 1, 2, 2, 300, 90, D, 1, MASK_PAD, 4, 0, 0.f},
+        {dt, 1, 6, 3, 300, 300, D, 1, MASK_NONE, 0, 0, 0.f},
+        {dt, 1, 2, 1, 0, 40, D, 1, MASK_NONE, 0, 0, 0.f},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (!kt_take(3)) /* sanitizer mode (kg_test.h): a seeded sample */
+            continue;
+        forced_case(&cases[i], ti);
+    }
+    /* no keys: no dK / dV kernel runs; dq = 0 */
+    const acase nok = {dt, 1, 2, 2, 5, 0, D, 0, MASK_NONE, 0, 0, 0.f};
+    run_case(&nok);
+    const acase bits = {dt, 2, 8, 2, (int)kt_size(300, 96), (int)kt_size(333, 101), D, 1, MASK_NONE, 0, 0, 0.f};
+    bitwise_twice(&bits, ti);
+    const acase bits2 = {dt, 1, 4, 4, (int)kt_size(260, 96), (int)kt_size(390, 101), D, 0, MASK_NONE, 0, 0, 0.f};
+    bitwise_twice(&bits2, ti);
+    set_hook("KG_ATTNB_TUNE", NULL);
+}
+
+/* One lane (KG_ATTNB_LANES=1) and no query splits (KG_ATTNB_SPLIT=1x1): the
+   kernel writes dq itself at each row's last key block (p.direct): against
+   the reference, and the same bits as the partial + dqsum path
+   (KG_ATTNB_DIRECT=0); rows that see no key (Sq - Sk >= a query tile,
+   causal) take the partial path. */
+static void candidate_one_lane(const char *tune, kg_dtype dt, int D)
+{
+    if (!hopper_device())
+        cr_skip_test("not compute capability 9.0: KG_ATTNB_TUNE=%s runs the default", tune);
+    const int ti = tune[1] - '0';
+    set_hook("KG_ATTNB_TUNE", tune);
+    set_hook("KG_ATTNB_LANES", "1");
+    set_hook("KG_ATTNB_SPLIT", "1x1");
+    const acase cases[] = {
+        {dt, 2, 4, 2, 300, 333, D, 1, MASK_NONE, 0, 0, 0.f},
+        {dt, 1, 4, 4, 260, 390, D, 0, MASK_NONE, 0, 1, 0.f},
+        {dt, 1, 2, 1, 333, 300, D, 1, MASK_NONE, 0, 0, 0.f},
+        {dt, 1, 2, 2, 500, 200, D, 1, MASK_NONE, 0, 0, 0.f},
+        {dt, 1, 2, 2, 200, 260, D, 0, MASK_PAD, 4, 0, 0.f},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const acase c = cases[i];
+        run_case(&c);
+        assert_forced_kernel(&c, ti, 0);
+        if (c.mask != MASK_NONE)
+            continue;
+        const size_t es = kg_dtype_size(c.dt);
+        const int64_t nq = (int64_t)c.B * c.Hq * c.Sq * c.D, nk = (int64_t)c.B * c.Hkv * c.Sk * c.D;
+        void *q, *k, *l;
+        random_bitwise_inputs(&c, &q, &k, &l);
+        set_hook("KG_ATTNB_DIRECT", NULL);
+        grads a = run_gpu(&c, q, k, k, q, q, l, NULL);
+        assert_forced_kernel(&c, ti, 0);
+        set_hook("KG_ATTNB_DIRECT", "0");
+        grads b = run_gpu(&c, q, k, k, q, q, l, NULL);
+        set_hook("KG_ATTNB_DIRECT", NULL);
+        cr_assert(memcmp(a.dq, b.dq, nq * es) == 0, "D%d %s case %zu: dq differs between direct and dqsum", D, tune,
+                  i);
+        cr_assert(memcmp(a.dk, b.dk, nk * es) == 0, "D%d %s case %zu: dk differs", D, tune, i);
+        cr_assert(memcmp(a.dv, b.dv, nk * es) == 0, "D%d %s case %zu: dv differs", D, tune, i);
+        for (int64_t e = 0; e < nq; e++)
+            cr_assert(!isnan(kt_get(a.dq, c.dt, e)), "D%d %s case %zu: dq[%lld] is NaN (unwritten)", D, tune, i,
+                      (long long)e);
+        free(a.dq), free(a.dk), free(a.dv), free(b.dq), free(b.dk), free(b.dv);
+        kg_free(ctx, q), kg_free(ctx, k), kg_free(ctx, l);
+    }
+    set_hook("KG_ATTNB_LANES", NULL);
+    set_hook("KG_ATTNB_SPLIT", NULL);
+    set_hook("KG_ATTNB_TUNE", NULL);
+}
+
+/* Query splits (KG_ATTNB_SPLIT, the kernels' instance for splits, dK / dV
+   partials summed by dkvsum): split_cases' shapes; the first (GQA 4:1 of
+   150 x 150, 2x2 or 3x1 parts possible) asserted to run the split
+   instance. */
+static void candidate_splits(const char *tune, kg_dtype dt, int D, const char *split)
+{
+    if (!hopper_device())
+        cr_skip_test("not compute capability 9.0: KG_ATTNB_TUNE=%s runs the default", tune);
+    const int ti = tune[1] - '0';
+    set_hook("KG_ATTNB_TUNE", tune);
+    set_hook("KG_ATTNB_SPLIT", split);
+    const acase gqa = {dt, 1, 8, 2, 150, 150, D, 1, MASK_NONE, 0, 0, 0.f};
+    run_case(&gqa);
+    assert_forced_kernel(&gqa, ti, 1);
+    set_hook("KG_ATTNB_LANES", "2");
+    const acase lo = {dt, 2, 4, 1, 70, 260, D, 1, MASK_NONE, 0, 1, 0.f};
+    forced_case(&lo, ti);
+    set_hook("KG_ATTNB_LANES", NULL);
+    const acase hi = {dt, 1, 4, 2, 200, 100, D, 1, MASK_PAD, 4, 0, 0.f};
+    forced_case(&hi, ti);
+    const acase mqa = {dt, 1, 6, 1, 130, 200, D, 0, MASK_NONE, 0, 0, 0.f};
+    forced_case(&mqa, ti);
+    const acase rnd = {dt, 2, 3, 1, 77, 130, D, 0, MASK_RANDOM, 4, 0, 0.f};
+    forced_case(&rnd, ti);
+    bitwise_twice(&gqa, ti);
+    set_hook("KG_ATTNB_SPLIT", NULL);
+    set_hook("KG_ATTNB_TUNE", NULL);
+}
+
+/* one test per kernel, so that they run in parallel */
+Test(attention_bwd, hopper_candidate_d96_h0_bf16) { candidate_cases("h0", KG_BF16, 96); }
+Test(attention_bwd, hopper_candidate_d96_h0_f16) { candidate_cases("h0", KG_F16, 96); }
+Test(attention_bwd, hopper_candidate_d96_h1_bf16) { candidate_cases("h1", KG_BF16, 96); }
+Test(attention_bwd, hopper_candidate_d96_h1_f16) { candidate_cases("h1", KG_F16, 96); }
+Test(attention_bwd, hopper_candidate_d32_h0_bf16) { candidate_cases("h0", KG_BF16, 32); }
+Test(attention_bwd, hopper_candidate_d32_h0_f16) { candidate_cases("h0", KG_F16, 32); }
+Test(attention_bwd, hopper_candidate_d96_h0_one_lane) { candidate_one_lane("h0", KG_BF16, 96); }
+Test(attention_bwd, hopper_candidate_d96_h1_one_lane) { candidate_one_lane("h1", KG_F16, 96); }
+Test(attention_bwd, hopper_candidate_d32_h0_one_lane) { candidate_one_lane("h0", KG_F16, 32); }
+Test(attention_bwd, hopper_candidate_d96_h0_splits_2x2) { candidate_splits("h0", KG_F16, 96, "2x2"); }
+Test(attention_bwd, hopper_candidate_d96_h1_splits_3x1) { candidate_splits("h1", KG_BF16, 96, "3x1"); }
+Test(attention_bwd, hopper_candidate_d32_h0_splits_2x2) { candidate_splits("h0", KG_BF16, 32, "2x2"); }
+Test(attention_bwd, hopper_candidate_d32_h0_splits_3x1) { candidate_splits("h0", KG_F16, 32, "3x1"); }
 
 /* The same call twice gives the same bits (GQA sums, dq, every dtype). */
 Test(attention_bwd, bitwise_reproducible)
