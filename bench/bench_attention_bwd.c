@@ -23,9 +23,10 @@
  * KG_BENCH_HOST=1 also prints each case's host time a call (100 calls
  * enqueued back to back, wall clock). KG_BENCH_TUNES=<tune>[,<tune>...]
  * (at most 4; "default": KG_ATTNB_TUNE unset) times each case under every
- * tune given, in turn, twice (a, b, a, b: one process, the same inputs),
- * each checked on its first run; a row for each timing. KG_BENCH_REPS=<n>
- * (1 to 15, default 5): repeats of which each timing is the median.
+ * tune given, in turn, KG_BENCH_ROUNDS times (1 to 5, default 2: a, b, a,
+ * b: one process, the same inputs), each checked on its first run; a row
+ * for each timing. KG_BENCH_REPS=<n> (1 to 15, default 5): repeats of
+ * which each timing is the median.
  */
 #include <math.h>
 #include <stdint.h>
@@ -183,6 +184,8 @@ int main(void)
              getenv("KG_ATTNB_LANES") ? "_l" : "", getenv("KG_ATTNB_LANES") ? getenv("KG_ATTNB_LANES") : "");
     const char *reps_env = getenv("KG_BENCH_REPS");
     const int reps = reps_env && atoi(reps_env) >= 1 && atoi(reps_env) <= 15 ? atoi(reps_env) : 5;
+    const char *rounds_env = getenv("KG_BENCH_ROUNDS");
+    const int rounds = rounds_env && atoi(rounds_env) >= 1 && atoi(rounds_env) <= 5 ? atoi(rounds_env) : 2;
     /* KG_BENCH_TUNES: the tunes timed in turn (none: the environment's) */
     char tunes[4][16];
     int ntunes = 0;
@@ -316,7 +319,7 @@ int main(void)
                     kg_tensor_contiguous(dl, KG_F32, 3, shape),
                     {0.f, cases[ci].causal}};
         BENCH_CHECK(ctx, kg_attention(ctx, &c.out, &c.lse, &c.q, &c.k, &c.v, NULL, &c.opts));
-        for (int tr = 0; tr < (ntunes ? 2 * ntunes : 1); tr++) {
+        for (int tr = 0; tr < (ntunes ? rounds * ntunes : 1); tr++) {
             if (ntunes) {
                 const char *tn = tunes[tr % ntunes];
                 if (strcmp(tn, "default") == 0)
