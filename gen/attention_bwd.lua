@@ -348,11 +348,19 @@ M.wg_kvq = {
   -- the forward's attn_wg pads them): S^T and dP^T over the D real columns,
   -- dV, dK and dQ N = 64 / 128 wide with the padding columns never stored.
   -- D 32 takes D 64's shape (128 x 128 tiles, dQ by query rows), D 96 D
-  -- 128's (128 x 64, dQ by head-dim panels), with and without dqd.
-  [32] = { { nwg = 2, bm = 128 } },
+  -- 128's (128 x 64, dQ by head-dim panels), with and without dqd. sw = 64
+  -- (D 32's second): the tiles in 32-element panels of the 64-byte swizzle
+  -- (attnb_kvq_wg's SWB), no padding: dV, dK and dQ 32 wide.
+  [32] = { { nwg = 2, bm = 128 }, { nwg = 2, bm = 128, sw = 64 } },
   [96] = { { nwg = 2, bm = 64, dqd = true }, { nwg = 2, bm = 64 } },
 }
 M.max_tunes90 = 2
+-- The head dim as the tiles hold it (attnb_kvq_wg's DP): padded to whole
+-- panels of 64 elements, or of 32 in the 64-byte swizzle (sw = 64).
+local function wg_dp(d, tu)
+  local pw = (tu.sw or 128) // 2
+  return (d + pw - 1) // pw * pw
+end
 -- The head dims whose Hopper tuning 0 the runtime takes by default on
 -- compute capability 9.0 (their kernels in the module attnb90_<dtype>); the
 -- others' Hopper tunings run only where KG_ATTNB_TUNE=h<i> names one (module
@@ -365,13 +373,17 @@ local function wg_plan(dt, d, kind, tu, spl)
   -- 1 KiB alignment slack, K, V, two stages of (Q, dout) (tiles of the head
   -- dim padded to whole 64-element panels: attnb_kvq_wg's DP), dS^T, two
   -- stages of the f32 partial tile (pitch D + 8) and of the rows
-  local dp = fwd.panel_dim(d)
+  local dp = wg_dp(d, tu)
   local smem = 1024 + 2 * bn * dp * 2 + 4 * bm * dp * 2 + bn * bm * 2 + 2 * bm * (d + 8) * 4 + 4 * bm * 4
   return { threads = nt, minb = 1, rows = bn, tile = bm, smem = smem, path = 2,
-           call = string.format("attnb_kvq_wg<%s, %d, %d, %d, %s%s%s>", dt.storage, d, tu.nwg, bm, kind_enum[kind],
-                                (spl or tu.dqd) and ", " .. tostring(spl or false) or "", tu.dqd and ", true" or ""),
-           shape = string.format("%d keys x %d-query tiles, dQ partials, %d warpgroups, wgmma%s%s", bn, bm, tu.nwg,
-                                 tu.dqd and ", dQ deferred a step" or "", spl and ", query splits" or "") }
+           call = string.format("attnb_kvq_wg<%s, %d, %d, %d, %s%s%s%s>", dt.storage, d, tu.nwg, bm, kind_enum[kind],
+                                (spl or tu.dqd or tu.sw) and ", " .. tostring(spl or false) or "",
+                                (tu.dqd or tu.sw) and ", " .. tostring(tu.dqd or false) or "",
+                                tu.sw and ", " .. tu.sw or ""),
+           shape = string.format("%d keys x %d-query tiles, dQ partials, %d warpgroups, wgmma%s%s%s", bn, bm, tu.nwg,
+                                 tu.dqd and ", dQ deferred a step" or "",
+                                 tu.sw and string.format(", %d-byte swizzle", tu.sw) or "",
+                                 spl and ", query splits" or "") }
 end
 
 -- kg_wgmma_bwd.cuh: wgmma.mma_async m64nNk16 wrappers (f32 accumulators)
@@ -610,7 +622,7 @@ extern const kg_attnb_entry kg_attnb_table[KG_DTYPE_COUNT][KG_ATTNB_DIM_COUNT];
   local ns, seen = {}, {}
   for d, tunes in pairs(M.wg_kvq) do
     for _, tu in ipairs(tunes) do
-      local dp = fwd.panel_dim(d)
+      local dp = wg_dp(d, tu)
       for _, n in ipairs({ tu.bm, dp, tu.bm == 64 * tu.nwg and dp or dp // tu.nwg }) do
         if not seen[n] then seen[n] = true; ns[#ns + 1] = n end
       end

@@ -34,7 +34,8 @@
  * attention_bwd.cuh's attnb_kvq_tc (attnb_dqsum adds the partials up).
  *
  * Head dims 32 and 96 (forced-only candidates, gen/attention_bwd.lua) take
- * the tiles of head dim 64 / 128: DP below.
+ * the tiles of head dim 64 / 128 (DP below), or (SWB 64, D 32) tiles of
+ * 32-element panels in the 64-byte swizzle, with no padding.
  *
  * The wgmma and swizzle helpers are the forward's (attention_sm90.cuh).
  */
@@ -79,40 +80,91 @@ __device__ __forceinline__ void store_wg(const float (&acc)[N / 2], T *base, int
     }
 }
 
-/* acc = warpgroup wgi's 64 rows of the swizzled tile at aA (BN rows) times
-   the tile at aB (BM rows), transposed, over D: S^T = K Q^T, dP^T = V dout^T. */
-template <typename T, int D, int BN, int BM>
-__device__ __forceinline__ void wg_rows_x_tile(float (&acc)[BM / 2], uint32_t aA, uint32_t aB, int wgi)
+/* The tiles of Q, dout, K and V: panels of SWB / 2 elements a row (SWB
+   bytes), each panel ROWS x SWB bytes, with the swizzle of that width:
+   SWB 128 (the forward's layout, sw128_at / sw128_desc: 16-byte chunk c of
+   row r at chunk c ^ (r % 8)), or SWB 64 (32-element panels, head dims
+   that are a multiple of 32 without padding: chunk c (of 4) of row r at
+   chunk c ^ ((r / 2) % 4), the hardware's 64-byte swizzle of address bits
+   4-5 by bits 7-8; 512-byte atoms of 8 rows). */
+template <int ROWS, int SWB> __device__ __forceinline__ uint32_t swz_at(int r, int cc)
 {
-#pragma unroll
-    for (int kk = 0; kk < D / 16; kk++) {
-        const uint32_t ko = (kk >> 2) * BN * 128 + wgi * 64 * 128 + (kk & 3) * 32;
-        const uint32_t qo = (kk >> 2) * BM * 128 + (kk & 3) * 32;
-        wgb<T, BM>::ss(acc, sw128_desc(aA + ko, 16, 1024), sw128_desc(aB + qo, 16, 1024), kk > 0);
+    static_assert(SWB == 128 || SWB == 64, "128- or 64-byte swizzle");
+    if constexpr (SWB == 128)
+        return sw128_at<ROWS>(r, cc);
+    else
+        return (uint32_t)((cc >> 2) * ROWS * 64 + r * 64 + (((cc & 3) ^ ((r >> 1) & 3)) << 4));
+}
+
+/* wgmma shared memory descriptor of the SWB-byte swizzle (sw128_desc's
+   fields; layout type 1: 128 bytes, 2: 64 bytes) */
+template <int SWB> __device__ __forceinline__ uint64_t swz_desc(uint32_t addr, uint32_t lbo, uint32_t sbo)
+{
+    if constexpr (SWB == 128)
+        return sw128_desc(addr, lbo, sbo);
+    else
+        return (uint64_t)((addr & 0x3FFFFu) >> 4) | (uint64_t)(lbo >> 4) << 16 | (uint64_t)(sbo >> 4) << 32 |
+               (uint64_t)2 << 62;
+}
+
+/* load_sw128 for either swizzle: rows [row0, row0 + ROWS) of a [n, D]
+   16-bit matrix into the tile at dst, rows past n zero-filled */
+template <int ROWS, int D, int NT, int SWB>
+__device__ __forceinline__ void load_swz(uint32_t dst, const char *base, int64_t ld, int row0, int n, int tid)
+{
+    if constexpr (SWB == 128) {
+        load_sw128<ROWS, D, NT>(dst, base, ld, row0, n, tid);
+    } else {
+        constexpr int CPR = D / 8;
+        static_assert(ROWS * CPR % NT == 0, "tile loads must divide evenly among the threads");
+#pragma unroll 4
+        for (int it = 0; it < ROWS * CPR / NT; it++) {
+            const int i = tid + it * NT, r = i / CPR, cc = i % CPR;
+            const bool ok = row0 + r < n;
+            const char *src = ok ? base + (int64_t)(row0 + r) * ld * 2 + cc * 16 : base;
+            kgd_cp_async16(dst + swz_at<ROWS, SWB>(r, cc), src, ok);
+        }
     }
 }
 
-template <typename T, int D, int NWG, int BM, int KIND, bool SPL = false, bool DQD = false>
+/* acc = warpgroup wgi's 64 rows of the swizzled tile at aA (BN rows) times
+   the tile at aB (BM rows), transposed, over D: S^T = K Q^T, dP^T = V dout^T.
+   A k16 step is 32 bytes of a row: SWB / 32 steps a panel. */
+template <typename T, int D, int BN, int BM, int SWB = 128>
+__device__ __forceinline__ void wg_rows_x_tile(float (&acc)[BM / 2], uint32_t aA, uint32_t aB, int wgi)
+{
+    constexpr int KP = SWB / 32;
+#pragma unroll
+    for (int kk = 0; kk < D / 16; kk++) {
+        const uint32_t ko = (kk / KP) * BN * SWB + wgi * 64 * SWB + (kk % KP) * 32;
+        const uint32_t qo = (kk / KP) * BM * SWB + (kk % KP) * 32;
+        wgb<T, BM>::ss(acc, swz_desc<SWB>(aA + ko, 16, 8 * SWB), swz_desc<SWB>(aB + qo, 16, 8 * SWB), kk > 0);
+    }
+}
+
+template <typename T, int D, int NWG, int BM, int KIND, bool SPL = false, bool DQD = false, int SWB = 128>
 __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
 {
-    /* DP: D padded to whole 64-element panels (D 32 and 96, as the forward's
-       attn_wg pads them; at D 64 and 128 DP = D and every expression below
-       is the one of before). The tiles of Q, dout, K and V are laid out as
-       for head dim DP; their padding columns in shared memory are never
-       written. S^T and dP^T reduce over the D real columns only (D / 16 k16
+    /* DP: D padded to whole panels of PW elements (SWB 128: 64-element
+       panels, D 32 and 96 padded as the forward's attn_wg pads them; at D 64
+       and 128 DP = D and every expression below is the one of before; SWB
+       64: 32-element panels, DP = D at every head dim this kernel takes).
+       The tiles of Q, dout, K and V are laid out as for head dim DP; their
+       padding columns in shared memory are never written. S^T and dP^T reduce over the D real columns only (D / 16 k16
        steps, wg_rows_x_tile); dV, dK and dQ run N = DP wide on N-major B
        operands of whole swizzle panels, so the accumulators' padding
        columns hold products of whatever the padding held: column n of a
        product reads column n of B only, and those columns are never stored
        (store_wg, walk_dq) nor loaded (load_dq). */
-    constexpr int DP = (D + 63) / 64 * 64;
+    constexpr int PW = SWB / 2, DP = (D + PW - 1) / PW * PW;
     constexpr int NT = NWG * 128, BN = NWG * 64, E = 2, PF = D + 8;
     /* dQ split: by query rows (each warpgroup 64 rows, all of DP) or by
        head-dim panels (each warpgroup DP / NWG columns of the 64 rows) */
     constexpr bool QROWS = BM == 64 * NWG;
     constexpr int QC = QROWS ? DP : DP / NWG;
-    static_assert(BM == 64 * NWG || (BM == 64 && (DP / NWG) % 64 == 0), "dQ warpgroup split");
+    static_assert(BM == 64 * NWG || (BM == 64 && (DP / NWG) % PW == 0), "dQ warpgroup split");
     static_assert(D % 32 == 0, "head dims of 32-element halves of panels");
+    static_assert(SWB == 128 || SWB == 64, "128- or 64-byte swizzle");
     constexpr int QB = BM * DP * E, KB = BN * DP * E, SB = BN * BM * E;
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), a0 = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
@@ -141,8 +193,8 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
         const int n0 = kb * BN;
         const bool first = j == 0;
         __syncthreads(); /* the previous key block is done with K, V */
-        load_sw128<BN, D, NT>(aK, k, p.k_ss, n0, p.sk, tid);
-        load_sw128<BN, D, NT>(aV, v, p.v_ss, n0, p.sk, tid);
+        load_swz<BN, D, NT, SWB>(aK, k, p.k_ss, n0, p.sk, tid);
+        load_swz<BN, D, NT, SWB>(aV, v, p.v_ss, n0, p.sk, tid);
         kgd_cp_async_commit();
 
         /* the block's query split (split_of; none: all of them), worked out
@@ -181,8 +233,8 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             const int h = hk * p.group + (SPL ? h0 : 0) + it / nmt, m0 = m_at(it);
             const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
             const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
-            load_sw128<BM, D, NT>(aQ0 + 2 * st * QB, q, p.q_ss, m0, p.sq, tid);
-            load_sw128<BM, D, NT>(aQ0 + 2 * st * QB + QB, dout, p.do_ss, m0, p.sq, tid);
+            load_swz<BM, D, NT, SWB>(aQ0 + 2 * st * QB, q, p.q_ss, m0, p.sq, tid);
+            load_swz<BM, D, NT, SWB>(aQ0 + 2 * st * QB + QB, dout, p.do_ss, m0, p.sq, tid);
             const char *part = (const char *)(p.dqp + ((int64_t)c * p.nrows + ((int64_t)b * p.hq + h) * p.sq) * D);
             load_tile<BM, D, PF, 4, NT>(kgd_smem_addr(sF0 + st * BM * PF), part, D, m0, first ? 0 : p.sq, tid);
             static_assert(BM <= NT, "rows per step");
@@ -249,7 +301,7 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
 #pragma unroll
             for (int kk = 0; kk < BN / 16; kk++)
                 wgt<T, QC>::sstt(dq, sw128_desc(aS + (qr / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024),
-                                 sw128_desc(aK + (qc / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024), 1);
+                                 swz_desc<SWB>(aK + (qc / PW) * BN * SWB + kk * 16 * SWB, BN * SWB, 8 * SWB), 1);
         };
         /* DQD (else dQ's wgmma issued after a barrier that completes dS^T,
            waited for and stored in its own step): a step's dQ wgmma is issued
@@ -284,9 +336,9 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                while dP^T is still on the tensor cores */
             float s[BM / 2], dp[BM / 2];
             wg_fence();
-            wg_rows_x_tile<T, D, BN, BM>(s, aK, aQ, wgi);
+            wg_rows_x_tile<T, D, BN, BM, SWB>(s, aK, aQ, wgi);
             wg_commit();
-            wg_rows_x_tile<T, D, BN, BM>(dp, aV, aO, wgi);
+            wg_rows_x_tile<T, D, BN, BM, SWB>(dp, aV, aO, wgi);
             wg_commit();
             if (DQD) {
                 if (pend)
@@ -369,10 +421,10 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                 wg_fence();
 #pragma unroll
                 for (int kk = 0; kk < BM / 16; kk++)
-                    wgb<T, DP>::rs(dva, pa[kk], sw128_desc(aO + kk * 16 * 128, BM * 128, 1024), 1);
+                    wgb<T, DP>::rs(dva, pa[kk], swz_desc<SWB>(aO + kk * 16 * SWB, BM * SWB, 8 * SWB), 1);
 #pragma unroll
                 for (int kk = 0; kk < BM / 16; kk++)
-                    wgb<T, DP>::rs(dka, da[kk], sw128_desc(aQ + kk * 16 * 128, BM * 128, 1024), 1);
+                    wgb<T, DP>::rs(dka, da[kk], swz_desc<SWB>(aQ + kk * 16 * SWB, BM * SWB, 8 * SWB), 1);
                 wg_commit();
             }
             if (DQD) {

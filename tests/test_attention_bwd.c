@@ -374,26 +374,30 @@ Test(attention_bwd_validation, kernels_that_fit_the_shared_memory)
    the SMs already, splits where few (batch, kv head) pairs walk long key
    ranges, always within the bounds the kernels and the scratch assume. */
 /* The Hopper kvq tunings in the table: D 64 and 128 the default on compute
-   capability 9.0 (def90), D 32 and 96 (session 31's candidates) forced only,
-   D 256 none; each a kernel of 2 warpgroups on 128-key blocks whose shared
-   memory is the template's layout (attnb_kvq_wg: 1 KiB of alignment slack,
-   K and V, two stages of Q and dout, in tiles of the head dim padded to
-   whole 64-element panels, dS^T, two stages of the f32 partial tile of
-   pitch D + 8 and of the rows) and fits the 227 KiB a block of compute
-   capability 9.0; the instance for splits the same launch. */
+   capability 9.0 (def90), D 32 and 96 (session 31's candidates, two each)
+   forced only, D 256 none; each a kernel of 2 warpgroups on 128-key blocks
+   whose shared memory is the template's layout (attnb_kvq_wg: 1 KiB of
+   alignment slack, K and V, two stages of Q and dout, in tiles of the head
+   dim padded to whole panels (64 elements; D 32's tuning 1: 32, no
+   padding), dS^T, two stages of the f32 partial tile of pitch D + 8 and of
+   the rows) and fits the 227 KiB a block of compute capability 9.0; the
+   instance for splits the same launch. */
 Test(attention_bwd_validation, hopper_tunings_and_their_defaults)
 {
     const kg_dtype dts[2] = {KG_F16, KG_BF16};
     for (int i = 0; i < 2; i++)
         for (int s = 0; s < KG_ATTNB_DIM_COUNT; s++) {
-            const int D = kg_attnb_dims[s], DP = (D + 63) / 64 * 64;
+            const int D = kg_attnb_dims[s];
             const kg_attnb_entry *e = &kg_attnb_table[dts[i]][s];
-            cr_assert_eq(e->ntunes90, D == 256 ? 0 : D == 96 ? 2 : 1, "D%d: %d Hopper tunings", D, e->ntunes90);
+            cr_assert_eq(e->ntunes90, D == 256 ? 0 : D == 96 || D == 32 ? 2 : 1, "D%d: %d Hopper tunings", D,
+                         e->ntunes90);
             cr_assert_eq(e->def90, D == 64 || D == 128, "D%d: def90 %d", D, e->def90);
             for (int t = 0; t < e->ntunes90; t++)
                 for (int k = 0; k < KG_ATTN_KIND_COUNT; k++) {
                     const kg_attnb_launch *l = &e->kvq90[t][k], *ls = &e->kvq90s[t][k];
                     const int BN = l->rows, BM = l->tile;
+                    /* panels of 64 elements; D 32's tuning 1 of 32 (the 64-byte swizzle) */
+                    const int PW = D == 32 && t == 1 ? 32 : 64, DP = (D + PW - 1) / PW * PW;
                     cr_assert(l->threads == 256 && BN == 128 && l->path == 2, "D%d tuning %d: %d threads, %d keys", D,
                               t, l->threads, BN);
                     cr_assert(BM == 64 || BM == 128, "D%d tuning %d: %d-query tiles", D, t, BM);
@@ -407,6 +411,107 @@ Test(attention_bwd_validation, hopper_tunings_and_their_defaults)
                               "D%d tuning %d: the split instance differs", D, t);
                 }
         }
+}
+
+/* A host model of attnb_kvq_wg's shared-memory tiles against the wgmma
+   operand addresses of its descriptors. The tiles: 16-byte chunk cc of row
+   r of a ROWS-row tile at swz_at (templates/attention_bwd_sm90.cuh, copied
+   here); the hardware (the model): an operand element's address from the
+   descriptor's start, its canonical offsets (K-major: row m at (m / 8) SBO +
+   (m % 8) SWB, element k at 2 k; N-major: element n at (n / PW) LBO + 2 (n %
+   PW), reduction row k at (k / 8) SBO + (k % 8) SWB) and then the swizzle
+   of the absolute address (128 bytes: bits 4-6 ^= bits 7-9; 64 bytes: bits
+   4-5 ^= bits 7-8). The model reproduces the 128-byte layout of the D 64 /
+   128 kernels, which run on the GPU; the same model with the 64-byte
+   parameters checks D 32's tuning 1, and the padded D 32 / 96 tilings
+   check that every real column is where the products read it. Also: the
+   tiles' starts are whole swizzle atoms apart, and swz_at is one to one. */
+static uint32_t model_swz_at(int rows, int swb, int r, int cc)
+{
+    if (swb == 128)
+        return (uint32_t)((cc >> 3) * rows * 128 + r * 128 + (((cc & 7) ^ (r & 7)) << 4));
+    return (uint32_t)((cc >> 2) * rows * 64 + r * 64 + (((cc & 3) ^ ((r >> 1) & 3)) << 4));
+}
+
+static uint32_t model_swizzle(int swb, uint32_t a)
+{
+    return swb == 128 ? a ^ (((a >> 7) & 7u) << 4) : a ^ (((a >> 7) & 3u) << 4);
+}
+
+/* S^T = K Q^T (K-major, both operands): warpgroup wgi's 64 rows of the
+   ROWS-row tile at base, k16 step kk, as wg_rows_x_tile addresses them */
+static void model_kmajor(uint32_t base, int rows, int swb, int wgi, int kk, int D)
+{
+    const int KP = swb / 32;
+    const uint32_t start = base + (uint32_t)((kk / KP) * rows * swb + (wgi < 0 ? 0 : wgi) * 64 * swb + (kk % KP) * 32);
+    for (int m = 0; m < (wgi < 0 ? rows : 64); m++)
+        for (int k = 0; k < 16; k++) {
+            const int row = (wgi < 0 ? 0 : wgi * 64) + m, col = kk * 16 + k;
+            const uint32_t hw = model_swizzle(swb, start + (uint32_t)((m / 8) * 8 * swb + (m % 8) * swb + 2 * k));
+            const uint32_t want = base + model_swz_at(rows, swb, row, col / 8) + (uint32_t)(col % 8) * 2;
+            cr_assert_eq(hw, want, "K-major swb %d rows %d row %d col %d (D%d): read at %u, stored at %u", swb, rows,
+                         row, col, D, hw, want);
+        }
+}
+
+/* dV += P^T dout, dK += dS^T Q, dQ += dS K (N-major B): the k16 step kk of
+   the ROWS-row tile at base, N columns from column c0 (< D only) */
+static void model_nmajor(uint32_t base, int rows, int swb, int kk, int c0, int N, int D)
+{
+    const int PW = swb / 2;
+    const uint32_t start = base + (uint32_t)((c0 / PW) * rows * swb + kk * 16 * swb);
+    for (int k = 0; k < 16; k++)
+        for (int n = 0; n < N && c0 + n < D; n++) {
+            const int row = kk * 16 + k, col = c0 + n;
+            const uint32_t hw = model_swizzle(
+                swb, start + (uint32_t)((n / PW) * rows * swb + (k / 8) * 8 * swb + (k % 8) * swb + 2 * (n % PW)));
+            const uint32_t want = base + model_swz_at(rows, swb, row, col / 8) + (uint32_t)(col % 8) * 2;
+            cr_assert_eq(hw, want, "N-major swb %d rows %d row %d col %d (D%d): read at %u, stored at %u", swb, rows,
+                         row, col, D, hw, want);
+        }
+}
+
+Test(attention_bwd_validation, hopper_tile_layouts_against_a_model_of_the_operand_reads)
+{
+    /* D, BM (BN 128, 2 warpgroups), swizzle bytes: the D 64 / 128 defaults,
+       D 32 / 96 padded (tuning 0, 1), D 32 in the 64-byte swizzle */
+    const int cfg[][3] = {{64, 128, 128}, {128, 64, 128}, {32, 128, 128}, {96, 64, 128}, {32, 128, 64}};
+    for (size_t ci = 0; ci < sizeof cfg / sizeof cfg[0]; ci++) {
+        const int D = cfg[ci][0], BM = cfg[ci][1], swb = cfg[ci][2], BN = 128, NWG = 2, PW = swb / 2;
+        const int DP = (D + PW - 1) / PW * PW, QROWS = BM == 64 * NWG, QC = QROWS ? DP : DP / NWG;
+        cr_assert(QROWS || (DP / NWG) % PW == 0);
+        /* the template's tile starts from a0 (1024-aligned): K, V, 2 x (Q, dout), dS^T */
+        const uint32_t a0 = 1024 * 7, KB = (uint32_t)(BN * DP * 2), QB = (uint32_t)(BM * DP * 2);
+        const uint32_t aK = a0, aV = aK + KB, aQ0 = aV + KB, aS = aQ0 + 4 * QB;
+        const uint32_t starts[6] = {aK, aV, aQ0, aQ0 + QB, aQ0 + 2 * QB, aQ0 + 3 * QB};
+        for (int i = 0; i < 6; i++)
+            cr_assert_eq(starts[i] % (uint32_t)(8 * swb), 0u, "D%d swb %d: tile %d starts mid-atom", D, swb, i);
+        cr_assert_eq(aS % 1024u, 0u, "D%d: dS^T starts mid-atom", D);
+        /* swz_at one to one onto the tile's bytes (K: BN rows; Q: BM rows) */
+        const int rws[2] = {BN, BM};
+        for (int t = 0; t < 2; t++) {
+            const int R = rws[t], n = R * DP / 8;
+            unsigned char *seen = calloc((size_t)n, 1);
+            for (int r = 0; r < R; r++)
+                for (int cc = 0; cc < DP / 8; cc++) {
+                    const uint32_t o = model_swz_at(R, swb, r, cc);
+                    cr_assert(o % 16 == 0 && o / 16 < (uint32_t)n && !seen[o / 16], "D%d swb %d: chunk (%d, %d)", D,
+                              swb, r, cc);
+                    seen[o / 16] = 1;
+                }
+            free(seen);
+        }
+        for (int kk = 0; kk < D / 16; kk++)
+            for (int w = 0; w < NWG; w++) {
+                model_kmajor(aK, BN, swb, w, kk, D); /* A = K (and V) */
+                model_kmajor(aQ0, BM, swb, -1, kk, D); /* B = Q (and dout), all BM rows */
+            }
+        for (int kk = 0; kk < BM / 16; kk++)
+            model_nmajor(aQ0, BM, swb, kk, 0, DP, D); /* B = dout / Q, N = DP */
+        for (int kk = 0; kk < BN / 16; kk++)
+            for (int w = 0; w < NWG; w++)
+                model_nmajor(aK, BN, swb, kk, QROWS ? 0 : w * QC, QC, D); /* B = K for dQ, N = QC */
+    }
 }
 
 Test(attention_bwd_validation, query_split_plan)
@@ -1662,13 +1767,17 @@ Test(attention_bwd, hopper_candidate_d96_h1_bf16) { candidate_cases("h1", KG_BF1
 Test(attention_bwd, hopper_candidate_d96_h1_f16) { candidate_cases("h1", KG_F16, 96); }
 Test(attention_bwd, hopper_candidate_d32_h0_bf16) { candidate_cases("h0", KG_BF16, 32); }
 Test(attention_bwd, hopper_candidate_d32_h0_f16) { candidate_cases("h0", KG_F16, 32); }
+Test(attention_bwd, hopper_candidate_d32_h1_bf16) { candidate_cases("h1", KG_BF16, 32); }
+Test(attention_bwd, hopper_candidate_d32_h1_f16) { candidate_cases("h1", KG_F16, 32); }
 Test(attention_bwd, hopper_candidate_d96_h0_one_lane) { candidate_one_lane("h0", KG_BF16, 96); }
 Test(attention_bwd, hopper_candidate_d96_h1_one_lane) { candidate_one_lane("h1", KG_F16, 96); }
 Test(attention_bwd, hopper_candidate_d32_h0_one_lane) { candidate_one_lane("h0", KG_F16, 32); }
+Test(attention_bwd, hopper_candidate_d32_h1_one_lane) { candidate_one_lane("h1", KG_BF16, 32); }
 Test(attention_bwd, hopper_candidate_d96_h0_splits_2x2) { candidate_splits("h0", KG_F16, 96, "2x2"); }
 Test(attention_bwd, hopper_candidate_d96_h1_splits_3x1) { candidate_splits("h1", KG_BF16, 96, "3x1"); }
 Test(attention_bwd, hopper_candidate_d32_h0_splits_2x2) { candidate_splits("h0", KG_BF16, 32, "2x2"); }
 Test(attention_bwd, hopper_candidate_d32_h0_splits_3x1) { candidate_splits("h0", KG_F16, 32, "3x1"); }
+Test(attention_bwd, hopper_candidate_d32_h1_splits_2x2) { candidate_splits("h1", KG_F16, 32, "2x2"); }
 
 /* The same call twice gives the same bits (GQA sums, dq, every dtype). */
 Test(attention_bwd, bitwise_reproducible)
