@@ -352,9 +352,11 @@ M.wg_kvq = {
   -- (D 32's second): the tiles in 32-element panels of the 64-byte swizzle
   -- (attnb_kvq_wg's SWB), no padding: dV, dK and dQ 32 wide.
   [32] = { { nwg = 2, bm = 128 }, { nwg = 2, bm = 128, sw = 64 } },
-  [96] = { { nwg = 2, bm = 64, dqd = true }, { nwg = 2, bm = 64 } },
+  -- D 96's third: the tiles in 32-element panels of the 64-byte swizzle, no
+  -- padding (dV, dK 96 wide), dQ split 64 + 32 columns.
+  [96] = { { nwg = 2, bm = 64, dqd = true }, { nwg = 2, bm = 64 }, { nwg = 2, bm = 64, dqd = true, sw = 64 } },
 }
-M.max_tunes90 = 2
+M.max_tunes90 = 3
 -- The head dim as the tiles hold it (attnb_kvq_wg's DP): padded to whole
 -- panels of 64 elements, or of 32 in the 64-byte swizzle (sw = 64).
 local function wg_dp(d, tu)
@@ -622,8 +624,11 @@ extern const kg_attnb_entry kg_attnb_table[KG_DTYPE_COUNT][KG_ATTNB_DIM_COUNT];
   local ns, seen = {}, {}
   for d, tunes in pairs(M.wg_kvq) do
     for _, tu in ipairs(tunes) do
-      local dp = wg_dp(d, tu)
-      for _, n in ipairs({ tu.bm, dp, tu.bm == 64 * tu.nwg and dp or dp // tu.nwg }) do
+      -- (attnb_kvq_wg's QC and QL: the dQ warpgroups' widths)
+      local dp, pw = wg_dp(d, tu), (tu.sw or 128) // 2
+      local qc = tu.bm == 64 * tu.nwg and dp or (dp // tu.nwg + pw - 1) // pw * pw
+      local ql = tu.bm == 64 * tu.nwg and dp or dp - (tu.nwg - 1) * qc
+      for _, n in ipairs({ tu.bm, dp, qc, ql }) do
         if not seen[n] then seen[n] = true; ns[#ns + 1] = n end
       end
     end

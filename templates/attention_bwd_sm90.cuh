@@ -159,10 +159,12 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
     constexpr int PW = SWB / 2, DP = (D + PW - 1) / PW * PW;
     constexpr int NT = NWG * 128, BN = NWG * 64, E = 2, PF = D + 8;
     /* dQ split: by query rows (each warpgroup 64 rows, all of DP) or by
-       head-dim panels (each warpgroup DP / NWG columns of the 64 rows) */
+       head-dim panels (each warpgroup QC columns of the 64 rows: DP / NWG
+       rounded up to whole panels, the last warpgroup the QL left; DP 96 in
+       32-element panels: 64 and 32; else QL = QC) */
     constexpr bool QROWS = BM == 64 * NWG;
-    constexpr int QC = QROWS ? DP : DP / NWG;
-    static_assert(BM == 64 * NWG || (BM == 64 && (DP / NWG) % PW == 0), "dQ warpgroup split");
+    constexpr int QC = QROWS ? DP : (DP / NWG + PW - 1) / PW * PW, QL = QROWS ? DP : DP - (NWG - 1) * QC;
+    static_assert(BM == 64 * NWG || (BM == 64 && QL > 0 && QL <= QC && QL % 16 == 0), "dQ warpgroup split");
     static_assert(D % 32 == 0, "head dims of 32-element halves of panels");
     static_assert(SWB == 128 || SWB == 64, "128- or 64-byte swizzle");
     constexpr int QB = BM * DP * E, KB = BN * DP * E, SB = BN * BM * E;
@@ -296,12 +298,28 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                     }
                 }
         };
-        /* dq += dS K (dS^T in shared memory), as wgmma (no fence, no commit) */
+        /* dq += dS K (dS^T in shared memory), as wgmma (no fence, no commit);
+           QL < QC: the last warpgroup's product QL wide, into the first QL / 2
+           of dq (the fragments of its n8 tiles 0 .. QL / 8 - 1, the columns
+           walk_dq and load_dq take: qc + 8 n < D) */
         auto mma_dq = [&]() {
+            if constexpr (QL == QC) {
 #pragma unroll
-            for (int kk = 0; kk < BN / 16; kk++)
-                wgt<T, QC>::sstt(dq, sw128_desc(aS + (qr / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024),
-                                 swz_desc<SWB>(aK + (qc / PW) * BN * SWB + kk * 16 * SWB, BN * SWB, 8 * SWB), 1);
+                for (int kk = 0; kk < BN / 16; kk++)
+                    wgt<T, QC>::sstt(dq, sw128_desc(aS + (qr / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024),
+                                     swz_desc<SWB>(aK + (qc / PW) * BN * SWB + kk * 16 * SWB, BN * SWB, 8 * SWB), 1);
+            } else if (wgi < NWG - 1) {
+#pragma unroll
+                for (int kk = 0; kk < BN / 16; kk++)
+                    wgt<T, QC>::sstt(dq, sw128_desc(aS + kk * 16 * 128, BN * 128, 1024),
+                                     swz_desc<SWB>(aK + (qc / PW) * BN * SWB + kk * 16 * SWB, BN * SWB, 8 * SWB), 1);
+            } else {
+                float(&dql)[QL / 2] = *reinterpret_cast<float(*)[QL / 2]>(&dq[0]);
+#pragma unroll
+                for (int kk = 0; kk < BN / 16; kk++)
+                    wgt<T, QL>::sstt(dql, sw128_desc(aS + kk * 16 * 128, BN * 128, 1024),
+                                     swz_desc<SWB>(aK + (qc / PW) * BN * SWB + kk * 16 * SWB, BN * SWB, 8 * SWB), 1);
+            }
         };
         /* DQD (else dQ's wgmma issued after a barrier that completes dS^T,
            waited for and stored in its own step): a step's dQ wgmma is issued

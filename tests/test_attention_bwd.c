@@ -389,15 +389,15 @@ Test(attention_bwd_validation, hopper_tunings_and_their_defaults)
         for (int s = 0; s < KG_ATTNB_DIM_COUNT; s++) {
             const int D = kg_attnb_dims[s];
             const kg_attnb_entry *e = &kg_attnb_table[dts[i]][s];
-            cr_assert_eq(e->ntunes90, D == 256 ? 0 : D == 96 || D == 32 ? 2 : 1, "D%d: %d Hopper tunings", D,
+            cr_assert_eq(e->ntunes90, D == 256 ? 0 : D == 96 ? 3 : D == 32 ? 2 : 1, "D%d: %d Hopper tunings", D,
                          e->ntunes90);
             cr_assert_eq(e->def90, D == 64 || D == 128, "D%d: def90 %d", D, e->def90);
             for (int t = 0; t < e->ntunes90; t++)
                 for (int k = 0; k < KG_ATTN_KIND_COUNT; k++) {
                     const kg_attnb_launch *l = &e->kvq90[t][k], *ls = &e->kvq90s[t][k];
                     const int BN = l->rows, BM = l->tile;
-                    /* panels of 64 elements; D 32's tuning 1 of 32 (the 64-byte swizzle) */
-                    const int PW = D == 32 && t == 1 ? 32 : 64, DP = (D + PW - 1) / PW * PW;
+                    /* panels of 64 elements; D 32's tuning 1 and D 96's 2 of 32 (the 64-byte swizzle) */
+                    const int PW = (D == 32 && t == 1) || (D == 96 && t == 2) ? 32 : 64, DP = (D + PW - 1) / PW * PW;
                     cr_assert(l->threads == 256 && BN == 128 && l->path == 2, "D%d tuning %d: %d threads, %d keys", D,
                               t, l->threads, BN);
                     cr_assert(BM == 64 || BM == 128, "D%d tuning %d: %d-query tiles", D, t, BM);
@@ -474,12 +474,14 @@ static void model_nmajor(uint32_t base, int rows, int swb, int kk, int c0, int N
 Test(attention_bwd_validation, hopper_tile_layouts_against_a_model_of_the_operand_reads)
 {
     /* D, BM (BN 128, 2 warpgroups), swizzle bytes: the D 64 / 128 defaults,
-       D 32 / 96 padded (tuning 0, 1), D 32 in the 64-byte swizzle */
-    const int cfg[][3] = {{64, 128, 128}, {128, 64, 128}, {32, 128, 128}, {96, 64, 128}, {32, 128, 64}};
+       D 32 / 96 padded (tuning 0, 1), D 32 and 96 in the 64-byte swizzle */
+    const int cfg[][3] = {{64, 128, 128}, {128, 64, 128}, {32, 128, 128}, {96, 64, 128}, {32, 128, 64}, {96, 64, 64}};
     for (size_t ci = 0; ci < sizeof cfg / sizeof cfg[0]; ci++) {
         const int D = cfg[ci][0], BM = cfg[ci][1], swb = cfg[ci][2], BN = 128, NWG = 2, PW = swb / 2;
-        const int DP = (D + PW - 1) / PW * PW, QROWS = BM == 64 * NWG, QC = QROWS ? DP : DP / NWG;
-        cr_assert(QROWS || (DP / NWG) % PW == 0);
+        /* attnb_kvq_wg's dQ widths: QC a warpgroup, QL the last one's */
+        const int DP = (D + PW - 1) / PW * PW, QROWS = BM == 64 * NWG;
+        const int QC = QROWS ? DP : (DP / NWG + PW - 1) / PW * PW, QL = QROWS ? DP : DP - (NWG - 1) * QC;
+        cr_assert(QROWS || (QL > 0 && QL <= QC && QL % 16 == 0 && QC % PW == 0));
         /* the template's tile starts from a0 (1024-aligned): K, V, 2 x (Q, dout), dS^T */
         const uint32_t a0 = 1024 * 7, KB = (uint32_t)(BN * DP * 2), QB = (uint32_t)(BM * DP * 2);
         const uint32_t aK = a0, aV = aK + KB, aQ0 = aV + KB, aS = aQ0 + 4 * QB;
@@ -510,7 +512,7 @@ Test(attention_bwd_validation, hopper_tile_layouts_against_a_model_of_the_operan
             model_nmajor(aQ0, BM, swb, kk, 0, DP, D); /* B = dout / Q, N = DP */
         for (int kk = 0; kk < BN / 16; kk++)
             for (int w = 0; w < NWG; w++)
-                model_nmajor(aK, BN, swb, kk, QROWS ? 0 : w * QC, QC, D); /* B = K for dQ, N = QC */
+                model_nmajor(aK, BN, swb, kk, QROWS ? 0 : w * QC, w == NWG - 1 ? QL : QC, D); /* B = K for dQ */
     }
 }
 
@@ -1765,16 +1767,20 @@ Test(attention_bwd, hopper_candidate_d96_h0_bf16) { candidate_cases("h0", KG_BF1
 Test(attention_bwd, hopper_candidate_d96_h0_f16) { candidate_cases("h0", KG_F16, 96); }
 Test(attention_bwd, hopper_candidate_d96_h1_bf16) { candidate_cases("h1", KG_BF16, 96); }
 Test(attention_bwd, hopper_candidate_d96_h1_f16) { candidate_cases("h1", KG_F16, 96); }
+Test(attention_bwd, hopper_candidate_d96_h2_bf16) { candidate_cases("h2", KG_BF16, 96); }
+Test(attention_bwd, hopper_candidate_d96_h2_f16) { candidate_cases("h2", KG_F16, 96); }
 Test(attention_bwd, hopper_candidate_d32_h0_bf16) { candidate_cases("h0", KG_BF16, 32); }
 Test(attention_bwd, hopper_candidate_d32_h0_f16) { candidate_cases("h0", KG_F16, 32); }
 Test(attention_bwd, hopper_candidate_d32_h1_bf16) { candidate_cases("h1", KG_BF16, 32); }
 Test(attention_bwd, hopper_candidate_d32_h1_f16) { candidate_cases("h1", KG_F16, 32); }
 Test(attention_bwd, hopper_candidate_d96_h0_one_lane) { candidate_one_lane("h0", KG_BF16, 96); }
 Test(attention_bwd, hopper_candidate_d96_h1_one_lane) { candidate_one_lane("h1", KG_F16, 96); }
+Test(attention_bwd, hopper_candidate_d96_h2_one_lane) { candidate_one_lane("h2", KG_BF16, 96); }
 Test(attention_bwd, hopper_candidate_d32_h0_one_lane) { candidate_one_lane("h0", KG_F16, 32); }
 Test(attention_bwd, hopper_candidate_d32_h1_one_lane) { candidate_one_lane("h1", KG_BF16, 32); }
 Test(attention_bwd, hopper_candidate_d96_h0_splits_2x2) { candidate_splits("h0", KG_F16, 96, "2x2"); }
 Test(attention_bwd, hopper_candidate_d96_h1_splits_3x1) { candidate_splits("h1", KG_BF16, 96, "3x1"); }
+Test(attention_bwd, hopper_candidate_d96_h2_splits_2x2) { candidate_splits("h2", KG_F16, 96, "2x2"); }
 Test(attention_bwd, hopper_candidate_d32_h0_splits_2x2) { candidate_splits("h0", KG_BF16, 32, "2x2"); }
 Test(attention_bwd, hopper_candidate_d32_h0_splits_3x1) { candidate_splits("h0", KG_F16, 32, "3x1"); }
 Test(attention_bwd, hopper_candidate_d32_h1_splits_2x2) { candidate_splits("h1", KG_F16, 32, "2x2"); }
