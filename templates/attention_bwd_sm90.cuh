@@ -150,12 +150,13 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
        and 128 DP = D and every expression below is the one of before; SWB
        64: 32-element panels, DP = D at every head dim this kernel takes).
        The tiles of Q, dout, K and V are laid out as for head dim DP; their
-       padding columns in shared memory are never written. S^T and dP^T reduce over the D real columns only (D / 16 k16
-       steps, wg_rows_x_tile); dV, dK and dQ run N = DP wide on N-major B
-       operands of whole swizzle panels, so the accumulators' padding
-       columns hold products of whatever the padding held: column n of a
-       product reads column n of B only, and those columns are never stored
-       (store_wg, walk_dq) nor loaded (load_dq). */
+       padding columns in shared memory are never written. S^T and dP^T
+       reduce over the D real columns only (D / 16 k16 steps,
+       wg_rows_x_tile); dV, dK and dQ run N = DP wide on N-major B operands
+       of whole swizzle panels, so the accumulators' padding columns hold
+       products of whatever the padding held: column n of a product reads
+       column n of B only, and those columns are never stored (store_wg,
+       walk_dq) nor loaded (load_dq). */
     constexpr int PW = SWB / 2, DP = (D + PW - 1) / PW * PW;
     constexpr int NT = NWG * 128, BN = NWG * 64, E = 2, PF = D + 8;
     /* dQ split: by query rows (each warpgroup 64 rows, all of DP) or by
