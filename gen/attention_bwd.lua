@@ -373,8 +373,8 @@ local function wg_plan(dt, d, kind, tu, spl)
   local bn, bm = 64 * tu.nwg, tu.bm
   local nt = 128 * tu.nwg
   -- 1 KiB alignment slack, K, V, two stages of (Q, dout) (tiles of the head
-  -- dim padded to whole 64-element panels: attnb_kvq_wg's DP), dS^T, two
-  -- stages of the f32 partial tile (pitch D + 8) and of the rows
+  -- dim padded to whole panels: wg_dp, attnb_kvq_wg's DP), dS^T, two stages
+  -- of the f32 partial tile (pitch D + 8) and of the rows
   local dp = wg_dp(d, tu)
   local smem = 1024 + 2 * bn * dp * 2 + 4 * bm * dp * 2 + bn * bm * 2 + 2 * bm * (d + 8) * 4 + 4 * bm * 4
   return { threads = nt, minb = 1, rows = bn, tile = bm, smem = smem, path = 2,
