@@ -355,6 +355,12 @@ M.wg_kvq = {
   -- D 96's third: the tiles in 32-element panels of the 64-byte swizzle, no
   -- padding (dV, dK 96 wide), dQ split 64 + 32 columns.
   [96] = { { nwg = 2, bm = 64, dqd = true }, { nwg = 2, bm = 64 }, { nwg = 2, bm = 64, dqd = true, sw = 64 } },
+  -- D 256 (session 31 candidate, forced only; not measured): hd, the kernel
+  -- whose two warpgroups split the head dim (attnb_kvq_wgd, templates/
+  -- attention_bwd_sm90d.cuh): 64-key blocks, each warpgroup dK / dV of all 64
+  -- keys x 128 columns and dQ's 128 columns, S^T / dP^T in both; the portable
+  -- kvq does not fit D 256 (tc_kvq), its default is the separate dq pass.
+  [256] = { { nwg = 2, bm = 64, hd = true } },
 }
 M.max_tunes90 = 3
 -- The head dim as the tiles hold it (attnb_kvq_wg's DP): padded to whole
@@ -370,6 +376,17 @@ end
 M.wg_default = { [64] = true, [128] = true }
 
 local function wg_plan(dt, d, kind, tu, spl)
+  if tu.hd then
+    -- 1 KiB alignment slack, K and V (64 keys), two stages of (Q, dout), dS^T,
+    -- two stages of the rows (no partial tile: dQ reads its partial from
+    -- global memory)
+    local smem = 1024 + 2 * 64 * d * 2 + 4 * tu.bm * d * 2 + 64 * tu.bm * 2 + 4 * tu.bm * 4
+    return { threads = 256, minb = 1, rows = 64, tile = tu.bm, smem = smem, path = 2,
+             call = string.format("attnb_kvq_wgd<%s, %d, %d, %s, %s>", dt.storage, d, tu.bm, kind_enum[kind],
+                                  tostring(spl or false)),
+             shape = string.format("64 keys x %d-query tiles, dQ partials, 2 warpgroups on head-dim halves, wgmma%s",
+                                   tu.bm, spl and ", query splits" or "") }
+  end
   local bn, bm = 64 * tu.nwg, tu.bm
   local nt = 128 * tu.nwg
   -- 1 KiB alignment slack, K, V, two stages of (Q, dout) (tiles of the head
@@ -565,7 +582,7 @@ function M.generate(G)
       G:write("attnb90c_" .. name .. ".cu", G:render("attention_bwd.cu", {
         header = G.header("templates/attention_bwd.cu and gen/attention_bwd.lua"),
         dtype = dt, dims = d90c, kinds = M.kinds, kernels = kernels90c,
-        path = "wgmma (sm_90a), forced only (KG_ATTNB_TUNE=h<i>)", include = "attention_bwd_sm90.cuh",
+        path = "wgmma (sm_90a), forced only (KG_ATTNB_TUNE=h<i>)", include = "attention_bwd_sm90d.cuh",
       }))
     end
   end
@@ -624,10 +641,12 @@ extern const kg_attnb_entry kg_attnb_table[KG_DTYPE_COUNT][KG_ATTNB_DIM_COUNT];
   local ns, seen = {}, {}
   for d, tunes in pairs(M.wg_kvq) do
     for _, tu in ipairs(tunes) do
-      -- (attnb_kvq_wg's QC and QL: the dQ warpgroups' widths)
+      -- (attnb_kvq_wg's QC and QL: the dQ warpgroups' widths; attnb_kvq_wgd:
+      -- the query tile and the head-dim half)
       local dp, pw = wg_dp(d, tu), (tu.sw or 128) // 2
       local qc = tu.bm == 64 * tu.nwg and dp or (dp // tu.nwg + pw - 1) // pw * pw
       local ql = tu.bm == 64 * tu.nwg and dp or dp - (tu.nwg - 1) * qc
+      if tu.hd then dp, qc, ql = d // 2, d // 2, d // 2 end
       for _, n in ipairs({ tu.bm, dp, qc, ql }) do
         if not seen[n] then seen[n] = true; ns[#ns + 1] = n end
       end

@@ -572,15 +572,18 @@ static kg_status pick_kvq(kg_context *ctx, const attnb_hooks *hk, const kg_attnb
     if (n > 0 && (env[n - 1] == 'r' || env[n - 1] == 'f'))
         *mrev = env[n - 1] == 'r';
     int want = e->kvq_default, forced = 0; /* a portable tuning, or -1: the separate kernels */
-    if (e->ntunes == 0 || (env && strcmp(env, "sep") == 0))
-        want = -1;
-    else if (env && env[0] == 'h' && env[1] >= '0' && env[1] <= '9' && hopper) {
+    /* "h<i>" first: a head dim without portable kvq tunings (D 256: the
+       separate kernels by default) may still have Hopper ones */
+    if (env && env[0] == 'h' && env[1] >= '0' && env[1] <= '9' && hopper) {
         const int i = atoi(env + 1);
         if (i < e->ntunes90) {
             *out = &e->kvq90[i][kind];
             return KG_OK;
         }
-    } else if (env && env[0] >= '0' && env[0] <= '9') {
+    }
+    if (e->ntunes == 0 || (env && strcmp(env, "sep") == 0))
+        want = -1;
+    else if (env && env[0] >= '0' && env[0] <= '9') {
         const int i = atoi(env);
         if (i < e->ntunes)
             want = i, forced = 1;

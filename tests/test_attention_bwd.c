@@ -374,14 +374,15 @@ Test(attention_bwd_validation, kernels_that_fit_the_shared_memory)
    the SMs already, splits where few (batch, kv head) pairs walk long key
    ranges, always within the bounds the kernels and the scratch assume. */
 /* The Hopper kvq tunings in the table: D 64 and 128 the default on compute
-   capability 9.0 (def90), D 32 and 96 (session 31's candidates, two each)
-   forced only, D 256 none; each a kernel of 2 warpgroups on 128-key blocks
+   capability 9.0 (def90), D 32, 96 and 256 (session 31's candidates: two,
+   three, one) forced only; each a kernel of 2 warpgroups on 128-key blocks
    whose shared memory is the template's layout (attnb_kvq_wg: 1 KiB of
    alignment slack, K and V, two stages of Q and dout, in tiles of the head
    dim padded to whole panels (64 elements; D 32's tuning 1: 32, no
    padding), dS^T, two stages of the f32 partial tile of pitch D + 8 and of
-   the rows) and fits the 227 KiB a block of compute capability 9.0; the
-   instance for splits the same launch. */
+   the rows), or at D 256 on 64-key blocks (attnb_kvq_wgd: the same without
+   the partial tile), and fits the 227 KiB a block of compute capability
+   9.0; the instance for splits the same launch. */
 Test(attention_bwd_validation, hopper_tunings_and_their_defaults)
 {
     const kg_dtype dts[2] = {KG_F16, KG_BF16};
@@ -389,8 +390,7 @@ Test(attention_bwd_validation, hopper_tunings_and_their_defaults)
         for (int s = 0; s < KG_ATTNB_DIM_COUNT; s++) {
             const int D = kg_attnb_dims[s];
             const kg_attnb_entry *e = &kg_attnb_table[dts[i]][s];
-            cr_assert_eq(e->ntunes90, D == 256 ? 0 : D == 96 ? 3 : D == 32 ? 2 : 1, "D%d: %d Hopper tunings", D,
-                         e->ntunes90);
+            cr_assert_eq(e->ntunes90, D == 96 ? 3 : D == 32 ? 2 : 1, "D%d: %d Hopper tunings", D, e->ntunes90);
             cr_assert_eq(e->def90, D == 64 || D == 128, "D%d: def90 %d", D, e->def90);
             for (int t = 0; t < e->ntunes90; t++)
                 for (int k = 0; k < KG_ATTN_KIND_COUNT; k++) {
@@ -398,11 +398,14 @@ Test(attention_bwd_validation, hopper_tunings_and_their_defaults)
                     const int BN = l->rows, BM = l->tile;
                     /* panels of 64 elements; D 32's tuning 1 and D 96's 2 of 32 (the 64-byte swizzle) */
                     const int PW = (D == 32 && t == 1) || (D == 96 && t == 2) ? 32 : 64, DP = (D + PW - 1) / PW * PW;
-                    cr_assert(l->threads == 256 && BN == 128 && l->path == 2, "D%d tuning %d: %d threads, %d keys", D,
-                              t, l->threads, BN);
-                    cr_assert(BM == 64 || BM == 128, "D%d tuning %d: %d-query tiles", D, t, BM);
-                    const int need = 1024 + 2 * BN * DP * 2 + 4 * BM * DP * 2 + BN * BM * 2 + 2 * BM * (D + 8) * 4 +
-                                     4 * BM * 4;
+                    cr_assert(l->threads == 256 && BN == (D == 256 ? 64 : 128) && l->path == 2,
+                              "D%d tuning %d: %d threads, %d keys", D, t, l->threads, BN);
+                    cr_assert(BM == 64 || (BM == 128 && D < 256), "D%d tuning %d: %d-query tiles", D, t, BM);
+                    /* (D 256: no partial tile; 206848 bytes) */
+                    const int need = 1024 + 2 * BN * DP * 2 + 4 * BM * DP * 2 + BN * BM * 2 +
+                                     (D == 256 ? 0 : 2 * BM * (D + 8) * 4) + 4 * BM * 4;
+                    if (D == 256)
+                        cr_assert_eq(need, 206848, "D256: the layout is %d bytes", need);
                     cr_assert_eq(l->smem, need, "D%d tuning %d: %d bytes of shared memory, the layout %d", D, t,
                                  l->smem, need);
                     cr_assert_leq(l->smem, 232448, "D%d tuning %d: %d bytes", D, t, l->smem);
@@ -513,6 +516,29 @@ Test(attention_bwd_validation, hopper_tile_layouts_against_a_model_of_the_operan
         for (int kk = 0; kk < BN / 16; kk++)
             for (int w = 0; w < NWG; w++)
                 model_nmajor(aK, BN, swb, kk, QROWS ? 0 : w * QC, w == NWG - 1 ? QL : QC, D); /* B = K for dQ */
+    }
+    /* D 256 (attnb_kvq_wgd): 64-key blocks, 64-query tiles, 128-byte
+       swizzle; S^T / dP^T from all 64 rows of K / V in both warpgroups (the
+       descriptors of warpgroup 0), dV / dK / dQ from warpgroup w's half of
+       the head dim (panels 2 w, 2 w + 1: N 128 from column 128 w) */
+    {
+        const int D = 256, BM = 64, BN = 64, swb = 128;
+        const uint32_t a0 = 1024 * 5, KB = (uint32_t)(BN * D * 2), QB = (uint32_t)(BM * D * 2);
+        const uint32_t aK = a0, aV = aK + KB, aQ0 = aV + KB, aS = aQ0 + 4 * QB;
+        cr_assert_eq(aS - a0 + (uint32_t)(BN * BM * 2) + 4 * BM * 4 + 1024, 206848u, "D256: the layout's bytes");
+        const uint32_t starts[7] = {aK, aV, aQ0, aQ0 + QB, aQ0 + 2 * QB, aQ0 + 3 * QB, aS};
+        for (int i = 0; i < 7; i++)
+            cr_assert_eq(starts[i] % 1024u, 0u, "D256: tile %d starts mid-atom", i);
+        for (int kk = 0; kk < D / 16; kk++) {
+            model_kmajor(aK, BN, swb, 0, kk, D);
+            model_kmajor(aQ0 + 2 * QB, BM, swb, -1, kk, D);
+        }
+        for (int w = 0; w < 2; w++) {
+            for (int kk = 0; kk < BM / 16; kk++)
+                model_nmajor(aQ0 + QB, BM, swb, kk, 128 * w, 128, D); /* dout / Q's half */
+            for (int kk = 0; kk < BN / 16; kk++)
+                model_nmajor(aK, BN, swb, kk, 128 * w, 128, D); /* K's half for dQ */
+        }
     }
 }
 
@@ -1784,6 +1810,13 @@ Test(attention_bwd, hopper_candidate_d96_h2_splits_2x2) { candidate_splits("h2",
 Test(attention_bwd, hopper_candidate_d32_h0_splits_2x2) { candidate_splits("h0", KG_BF16, 32, "2x2"); }
 Test(attention_bwd, hopper_candidate_d32_h0_splits_3x1) { candidate_splits("h0", KG_F16, 32, "3x1"); }
 Test(attention_bwd, hopper_candidate_d32_h1_splits_2x2) { candidate_splits("h1", KG_F16, 32, "2x2"); }
+/* D 256's head-dim-split kernel (attnb_kvq_wgd, tuning h0) */
+Test(attention_bwd, hopper_candidate_d256_h0_bf16) { candidate_cases("h0", KG_BF16, 256); }
+Test(attention_bwd, hopper_candidate_d256_h0_f16) { candidate_cases("h0", KG_F16, 256); }
+Test(attention_bwd, hopper_candidate_d256_h0_one_lane) { candidate_one_lane("h0", KG_BF16, 256); }
+Test(attention_bwd, hopper_candidate_d256_h0_one_lane_f16) { candidate_one_lane("h0", KG_F16, 256); }
+Test(attention_bwd, hopper_candidate_d256_h0_splits_2x2) { candidate_splits("h0", KG_F16, 256, "2x2"); }
+Test(attention_bwd, hopper_candidate_d256_h0_splits_3x1) { candidate_splits("h0", KG_BF16, 256, "3x1"); }
 
 /* The same call twice gives the same bits (GQA sums, dq, every dtype). */
 Test(attention_bwd, bitwise_reproducible)
