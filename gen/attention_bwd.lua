@@ -360,7 +360,9 @@ M.wg_kvq = {
   -- attention_bwd_sm90d.cuh): 64-key blocks, each warpgroup dK / dV of all 64
   -- keys x 128 columns and dQ's 128 columns, S^T / dP^T in both; the portable
   -- kvq does not fit D 256 (tc_kvq), its default is the separate dq pass.
-  [256] = { { nwg = 2, bm = 64, hd = true } },
+  -- kvo (the second): the same kernel with dK / dV alone, run as the
+  -- separate dq pass's kv kernel (path 4 in the table; attnb_q_tc writes dq).
+  [256] = { { nwg = 2, bm = 64, hd = true }, { nwg = 2, bm = 64, hd = true, kvo = true } },
 }
 M.max_tunes90 = 3
 -- The head dim as the tiles hold it (attnb_kvq_wg's DP): padded to whole
@@ -380,12 +382,14 @@ local function wg_plan(dt, d, kind, tu, spl)
     -- 1 KiB alignment slack, K and V (64 keys), two stages of (Q, dout), dS^T,
     -- two stages of the rows (no partial tile: dQ reads its partial from
     -- global memory)
+    -- (kvo: the same layout, its dS^T tile unused)
     local smem = 1024 + 2 * 64 * d * 2 + 4 * tu.bm * d * 2 + 64 * tu.bm * 2 + 4 * tu.bm * 4
-    return { threads = 256, minb = 1, rows = 64, tile = tu.bm, smem = smem, path = 2,
-             call = string.format("attnb_kvq_wgd<%s, %d, %d, %s, %s>", dt.storage, d, tu.bm, kind_enum[kind],
-                                  tostring(spl or false)),
-             shape = string.format("64 keys x %d-query tiles, dQ partials, 2 warpgroups on head-dim halves, wgmma%s",
-                                   tu.bm, spl and ", query splits" or "") }
+    return { threads = 256, minb = 1, rows = 64, tile = tu.bm, smem = smem, path = tu.kvo and 4 or 2,
+             call = string.format("attnb_kvq_wgd<%s, %d, %d, %s, %s%s>", dt.storage, d, tu.bm, kind_enum[kind],
+                                  tostring(spl or false), tu.kvo and ", true" or ""),
+             shape = string.format("64 keys x %d-query tiles, %s, 2 warpgroups on head-dim halves, wgmma%s",
+                                   tu.bm, tu.kvo and "dK and dV alone (the separate dq pass's kv kernel)"
+                                   or "dQ partials", spl and ", query splits" or "") }
   end
   local bn, bm = 64 * tu.nwg, tu.bm
   local nt = 128 * tu.nwg
@@ -506,19 +510,24 @@ function M.generate(G)
           for _, kind in ipairs(M.kinds) do
             local pl = wg_plan(dt, d, kind, tu)
             per[#per + 1] = add_to(mod90, list90, string.format("kg_attnb90_%s_d%d_%s_kvq%d", name, d, kind, ti - 1),
-                                   pl, string.format("attention backward %s D=%d %s: dK, dV, dQ partials (%s)", name,
-                                                     d, kind, pl.shape))
+                                   pl, string.format("attention backward %s D=%d %s: dK, dV%s (%s)", name, d, kind,
+                                                     tu.kvo and "" or ", dQ partials", pl.shape))
           end
           kvq90[#kvq90 + 1] = "{" .. table.concat(per, ", ") .. "}"
           -- the same kernel for query splits (the instance above keeps the
           -- registers it had before them)
           local pers = {}
-          for _, kind in ipairs(M.kinds) do
-            local pl = wg_plan(dt, d, kind, tu, true)
-            pers[#pers + 1] = add_to(mod90, list90,
-                                     string.format("kg_attnb90_%s_d%d_%s_kvq%ds", name, d, kind, ti - 1), pl,
-                                     string.format("attention backward %s D=%d %s: dK, dV, dQ partials (%s)", name,
-                                                   d, kind, pl.shape))
+          for ki, kind in ipairs(M.kinds) do
+            if tu.kvo then
+              -- (a dK / dV-only tuning runs without splits: its own launch again)
+              pers[#pers + 1] = per[ki]
+            else
+              local pl = wg_plan(dt, d, kind, tu, true)
+              pers[#pers + 1] = add_to(mod90, list90,
+                                       string.format("kg_attnb90_%s_d%d_%s_kvq%ds", name, d, kind, ti - 1), pl,
+                                       string.format("attention backward %s D=%d %s: dK, dV, dQ partials (%s)", name,
+                                                     d, kind, pl.shape))
+            end
           end
           kvq90s[#kvq90s + 1] = "{" .. table.concat(pers, ", ") .. "}"
         end
@@ -607,7 +616,8 @@ typedef struct kg_attnb_launch {
     int16_t tile;    /* kvq: queries per tile */
     int32_t smem;    /* dynamic shared memory, bytes */
     int32_t path;    /* kvq: the steps' arithmetic for the query splits' model (kgi_attnb_split): 0 mma.sync,
-                        1 FFMA, 2 wgmma, 3 split TF32 */
+                        1 FFMA, 2 wgmma, 3 split TF32; 4 (a Hopper tuning): wgmma dK / dV alone, run as the
+                        separate dq pass's kv kernel */
     int32_t parts;   /* path 3: S^T and dP^T summed from parts of this many k8 steps (0: one chain) */
 } kg_attnb_launch;
 

@@ -20,8 +20,9 @@
  *   dkvsum with query splits (few (batch, kv head) pairs: grid x = lanes x
  *          splits, see kgi_attnb_split): dk, dv = the splits' f32 partials
  *          added up in split order;
- * the separate dq pass (KG_ATTNB_TUNE=sep):
- *   kv     dk and dv, grid (key blocks, Hkv, B);
+ * the separate dq pass (KG_ATTNB_TUNE=sep; f16 / bf16 D 256's default):
+ *   kv     dk and dv, grid (key blocks, Hkv, B) (or a Hopper tuning of dK
+ *          and dV alone, table path 4, where KG_ATTNB_TUNE names one);
  *   q      dq, grid (query blocks, Hq, B), recomputing the scores.
  * No atomics; the lane count is a function of the shape: the same call
  * gives the same bits.
@@ -693,6 +694,11 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
     st = pick_kvq(ctx, &hk, e, q->dtype, slot, kind, &mrev, &kvq);
     if (st != KG_OK)
         return st;
+    /* a Hopper tuning of dK / dV alone (path 4; forced only): the separate
+       dq pass with it as the kv kernel */
+    const kg_attnb_launch *kv90 = NULL;
+    if (kvq && kvq->path == 4)
+        kv90 = kvq, kvq = NULL;
     const kg_attnb_launch *k90 = &e->kvq90[0][0];
     const int hopper_kvq = kvq && kvq >= k90 && kvq < k90 + KG_ATTNB_MAX_TUNES90 * KG_ATTN_KIND_COUNT;
     const int causal = kind == KG_ATTN_CAUSAL || (kind == KG_ATTN_MASK && opts && opts->causal);
@@ -798,7 +804,7 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
         return kgi_ok(ctx);
     }
     if (B * Hkv * Sk > 0) {
-        const kg_attnb_launch *kv = &e->kv[kind];
+        const kg_attnb_launch *kv = kv90 ? kv90 : &e->kv[kind];
         __atomic_store_n(&last_kv_kernel, kv->kernel, __ATOMIC_RELAXED);
         st = launch(ctx, kv, (dim3){(unsigned)((Sk + kv->rows - 1) / kv->rows), (unsigned)Hkv, (unsigned)B}, &p);
         if (st != KG_OK)

@@ -40,6 +40,12 @@
  * with the descriptors it uses, offset to the warpgroup's panels.
  * The lanes, splits, direct dq, partial layout and masking are
  * attnb_kvq_wg's.
+ *
+ * KVO (D 256's second candidate): dK and dV alone, as the separate dq
+ * pass's kv kernel (grid: key blocks x Hkv x B; attnb_q_tc then writes dq):
+ * no dS^T tile, no dQ product or partial, no second barrier a step.
+ * (dV / dK left running until the next step's first barrier made ptxas
+ * serialize every wgmma, C7515: waited for in their step.)
  */
 #ifndef KG_ATTENTION_BWD_SM90D_CUH
 #define KG_ATTENTION_BWD_SM90D_CUH
@@ -49,10 +55,11 @@
 namespace kg_attnb
 {
 
-template <typename T, int D, int BM, int KIND, bool SPL = false>
+template <typename T, int D, int BM, int KIND, bool SPL = false, bool KVO = false>
 __device__ __forceinline__ void attnb_kvq_wgd(const kg_attnb_params &p)
 {
     constexpr int NWG = 2, NT = 256, BN = 64, E = 2, DH = D / NWG;
+    static_assert(!(KVO && SPL), "the dK / dV-only kernel runs without query splits");
     static_assert(DH % 64 == 0, "each warpgroup's half of the head dim is whole 64-element panels");
     static_assert(BM == 64, "64-query tiles (the wgmma M of dQ, one dS^T panel)");
     constexpr int QB = BM * D * E, KB = BN * D * E, SB = BN * BM * E;
@@ -76,7 +83,8 @@ __device__ __forceinline__ void attnb_kvq_wgd(const kg_attnb_params &p)
     T *dk = (T *)p.dk + b * p.dk_sb + hk * p.dk_sh;
     T *dv = (T *)p.dv + b * p.dv_sb + hk * p.dv_sh;
 
-    for (int j = 0, kb = c; kb < nkb; j++, kb = lane_block(p.lanes, c, j)) {
+    /* KVO: one key block a block (blockIdx.x) */
+    for (int j = 0, kb = c; kb < nkb; j++, kb = KVO ? nkb : lane_block(p.lanes, c, j)) {
         const int n0 = kb * BN;
         const bool first = j == 0;
         __syncthreads(); /* the previous key block is done with K, V */
@@ -226,13 +234,14 @@ __device__ __forceinline__ void attnb_kvq_wgd(const kg_attnb_params &p)
                     const int ql = n * 8 + 2 * t + (x & 1);
                     dp[4 * n + x] = s[4 * n + x] * (dp[4 * n + x] - sDl[ql]);
                 }
-                if (wgi == 0) {
+                if (!KVO && wgi == 0) {
                     *(uint32_t *)(sSb + sw128_at<BN>(kr + g, n) + 4 * t) = mma<T>::pack(dp[4 * n], dp[4 * n + 1]);
                     *(uint32_t *)(sSb + sw128_at<BN>(kr + g + 8, n) + 4 * t) =
                         mma<T>::pack(dp[4 * n + 2], dp[4 * n + 3]);
                 }
             }
-            fence_async_smem();
+            if (!KVO)
+                fence_async_smem();
 
             /* dV[:, half] += P^T dout[:, half], dK[:, half] += dS^T Q[:, half]:
                B from the warpgroup's panels (dc / 64 on) of the N-major tile */
@@ -259,18 +268,22 @@ __device__ __forceinline__ void attnb_kvq_wgd(const kg_attnb_params &p)
                     wgb<T, DH>::rs(dka, da[kk], sw128_desc(aQ + ph + kk * 16 * 128, BM * 128, 1024), 1);
                 wg_commit();
             }
-            __syncthreads(); /* dS^T complete */
+            if constexpr (KVO) {
+                wg_wait<0>(); /* dV / dK (they read the stage the next step refills) */
+            } else {
+                __syncthreads(); /* dS^T complete */
 
-            /* dQ[:, half] = the partial so far + dS K[:, half] */
-            load_dq(h, m0);
-            wg_fence();
+                /* dQ[:, half] = the partial so far + dS K[:, half] */
+                load_dq(h, m0);
+                wg_fence();
 #pragma unroll
-            for (int kk = 0; kk < BN / 16; kk++)
-                wgt<T, DH>::sstt(dq, sw128_desc(aS + kk * 16 * 128, BN * 128, 1024),
-                                 sw128_desc(aK + (dc / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024), 1);
-            wg_commit();
-            wg_wait<0>();
-            store_dq(h, m0);
+                for (int kk = 0; kk < BN / 16; kk++)
+                    wgt<T, DH>::sstt(dq, sw128_desc(aS + kk * 16 * 128, BN * 128, 1024),
+                                     sw128_desc(aK + (dc / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024), 1);
+                wg_commit();
+                wg_wait<0>();
+                store_dq(h, m0);
+            }
         }
         kgd_cp_async_wait<0>();
 

@@ -375,14 +375,16 @@ Test(attention_bwd_validation, kernels_that_fit_the_shared_memory)
    ranges, always within the bounds the kernels and the scratch assume. */
 /* The Hopper kvq tunings in the table: D 64 and 128 the default on compute
    capability 9.0 (def90), D 32, 96 and 256 (session 31's candidates: two,
-   three, one) forced only; each a kernel of 2 warpgroups on 128-key blocks
+   three, two) forced only; each a kernel of 2 warpgroups on 128-key blocks
    whose shared memory is the template's layout (attnb_kvq_wg: 1 KiB of
    alignment slack, K and V, two stages of Q and dout, in tiles of the head
    dim padded to whole panels (64 elements; D 32's tuning 1: 32, no
    padding), dS^T, two stages of the f32 partial tile of pitch D + 8 and of
    the rows), or at D 256 on 64-key blocks (attnb_kvq_wgd: the same without
    the partial tile), and fits the 227 KiB a block of compute capability
-   9.0; the instance for splits the same launch. */
+   9.0; the instance for splits the same launch (D 256's tuning 1, dK / dV
+   alone as the separate pass's kv kernel, path 4: no split instance, the
+   same kernel in its place). */
 Test(attention_bwd_validation, hopper_tunings_and_their_defaults)
 {
     const kg_dtype dts[2] = {KG_F16, KG_BF16};
@@ -390,7 +392,8 @@ Test(attention_bwd_validation, hopper_tunings_and_their_defaults)
         for (int s = 0; s < KG_ATTNB_DIM_COUNT; s++) {
             const int D = kg_attnb_dims[s];
             const kg_attnb_entry *e = &kg_attnb_table[dts[i]][s];
-            cr_assert_eq(e->ntunes90, D == 96 ? 3 : D == 32 ? 2 : 1, "D%d: %d Hopper tunings", D, e->ntunes90);
+            cr_assert_eq(e->ntunes90, D == 96 ? 3 : D == 32 || D == 256 ? 2 : 1, "D%d: %d Hopper tunings", D,
+                         e->ntunes90);
             cr_assert_eq(e->def90, D == 64 || D == 128, "D%d: def90 %d", D, e->def90);
             for (int t = 0; t < e->ntunes90; t++)
                 for (int k = 0; k < KG_ATTN_KIND_COUNT; k++) {
@@ -398,8 +401,9 @@ Test(attention_bwd_validation, hopper_tunings_and_their_defaults)
                     const int BN = l->rows, BM = l->tile;
                     /* panels of 64 elements; D 32's tuning 1 and D 96's 2 of 32 (the 64-byte swizzle) */
                     const int PW = (D == 32 && t == 1) || (D == 96 && t == 2) ? 32 : 64, DP = (D + PW - 1) / PW * PW;
-                    cr_assert(l->threads == 256 && BN == (D == 256 ? 64 : 128) && l->path == 2,
-                              "D%d tuning %d: %d threads, %d keys", D, t, l->threads, BN);
+                    const int kvo = D == 256 && t == 1; /* dK / dV alone */
+                    cr_assert(l->threads == 256 && BN == (D == 256 ? 64 : 128) && l->path == (kvo ? 4 : 2),
+                              "D%d tuning %d: %d threads, %d keys, path %d", D, t, l->threads, BN, l->path);
                     cr_assert(BM == 64 || (BM == 128 && D < 256), "D%d tuning %d: %d-query tiles", D, t, BM);
                     /* (D 256: no partial tile; 206848 bytes) */
                     const int need = 1024 + 2 * BN * DP * 2 + 4 * BM * DP * 2 + BN * BM * 2 +
@@ -409,8 +413,8 @@ Test(attention_bwd_validation, hopper_tunings_and_their_defaults)
                     cr_assert_eq(l->smem, need, "D%d tuning %d: %d bytes of shared memory, the layout %d", D, t,
                                  l->smem, need);
                     cr_assert_leq(l->smem, 232448, "D%d tuning %d: %d bytes", D, t, l->smem);
-                    cr_assert(ls->kernel != l->kernel && ls->threads == l->threads && ls->rows == BN &&
-                                  ls->tile == BM && ls->smem == l->smem && ls->path == 2,
+                    cr_assert((kvo ? ls->kernel == l->kernel : ls->kernel != l->kernel) && ls->threads == l->threads &&
+                                  ls->rows == BN && ls->tile == BM && ls->smem == l->smem && ls->path == l->path,
                               "D%d tuning %d: the split instance differs", D, t);
                 }
         }
@@ -1817,6 +1821,11 @@ Test(attention_bwd, hopper_candidate_d256_h0_one_lane) { candidate_one_lane("h0"
 Test(attention_bwd, hopper_candidate_d256_h0_one_lane_f16) { candidate_one_lane("h0", KG_F16, 256); }
 Test(attention_bwd, hopper_candidate_d256_h0_splits_2x2) { candidate_splits("h0", KG_F16, 256, "2x2"); }
 Test(attention_bwd, hopper_candidate_d256_h0_splits_3x1) { candidate_splits("h0", KG_BF16, 256, "3x1"); }
+/* D 256's dK / dV-only kernel (h1: the separate pass's kv kernel, no query
+   splits; dq from attnb_q_tc) */
+Test(attention_bwd, hopper_candidate_d256_h1_bf16) { candidate_cases("h1", KG_BF16, 256); }
+Test(attention_bwd, hopper_candidate_d256_h1_f16) { candidate_cases("h1", KG_F16, 256); }
+Test(attention_bwd, hopper_candidate_d256_h1_one_lane) { candidate_one_lane("h1", KG_F16, 256); }
 
 /* The same call twice gives the same bits (GQA sums, dq, every dtype). */
 Test(attention_bwd, bitwise_reproducible)
