@@ -1792,6 +1792,35 @@ static void candidate_splits(const char *tune, kg_dtype dt, int D, const char *s
     set_hook("KG_ATTNB_TUNE", NULL);
 }
 
+/* Long key walks: the lane's dQ partial read back and added to in many key
+   tile): 1100 keys (18 blocks of 64) in 1 and 3 lanes, causal and not,
+   Sq < Sk and Sq > Sk (short query ranges: the float64 reference's time);
+   against the reference, the forced kernel asserted. */
+static void candidate_long_walks(const char *tune, kg_dtype dt, int D)
+{
+    if (!hopper_device())
+        cr_skip_test("not compute capability 9.0: KG_ATTNB_TUNE=%s runs the default", tune);
+    const int ti = tune[1] - '0';
+    set_hook("KG_ATTNB_TUNE", tune);
+    set_hook("KG_ATTNB_SPLIT", "1x1");
+    const char *lanes[2] = {"1", "3"};
+    const acase cases[] = {
+        {dt, 1, 2, 1, 64, 1100, D, 0, MASK_NONE, 0, 0, 0.f},
+        {dt, 1, 2, 1, 70, 1100, D, 1, MASK_NONE, 0, 1, 0.f},
+        {dt, 1, 2, 1, 400, 300, D, 1, MASK_NONE, 0, 0, 0.f},
+    };
+    for (int l = 0; l < 2; l++) {
+        set_hook("KG_ATTNB_LANES", lanes[l]);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            run_case(&cases[i]);
+            assert_forced_kernel(&cases[i], ti, 0);
+        }
+    }
+    set_hook("KG_ATTNB_LANES", NULL);
+    set_hook("KG_ATTNB_SPLIT", NULL);
+    set_hook("KG_ATTNB_TUNE", NULL);
+}
+
 /* one test per kernel, so that they run in parallel */
 Test(attention_bwd, hopper_candidate_d96_h0_bf16) { candidate_cases("h0", KG_BF16, 96); }
 Test(attention_bwd, hopper_candidate_d96_h0_f16) { candidate_cases("h0", KG_F16, 96); }
@@ -1821,6 +1850,7 @@ Test(attention_bwd, hopper_candidate_d256_h0_one_lane) { candidate_one_lane("h0"
 Test(attention_bwd, hopper_candidate_d256_h0_one_lane_f16) { candidate_one_lane("h0", KG_F16, 256); }
 Test(attention_bwd, hopper_candidate_d256_h0_splits_2x2) { candidate_splits("h0", KG_F16, 256, "2x2"); }
 Test(attention_bwd, hopper_candidate_d256_h0_splits_3x1) { candidate_splits("h0", KG_BF16, 256, "3x1"); }
+Test(attention_bwd, hopper_candidate_d256_h0_long_walks) { candidate_long_walks("h0", KG_BF16, 256); }
 /* D 256's dK / dV-only kernel (h1: the separate pass's kv kernel, no query
    splits; dq from attnb_q_tc) */
 Test(attention_bwd, hopper_candidate_d256_h1_bf16) { candidate_cases("h1", KG_BF16, 256); }
