@@ -543,6 +543,24 @@ Test(attention_bwd_validation, hopper_tile_layouts_against_a_model_of_the_operan
             for (int kk = 0; kk < BN / 16; kk++)
                 model_nmajor(aK, BN, swb, kk, 128 * w, 128, D); /* K's half for dQ */
         }
+        /* the accumulators' rows and columns as attnb_kvq_wgd's stores and
+           the partial's load / store walk them (warpgroup w, warp wq, lane
+           (g, t), fragment half i, n8 tile n: row 16 wq + g + 8 i, columns
+           128 w + 8 n + 2 t and + 1): every (row, column) of a 64 x 256 tile
+           exactly once */
+        static unsigned char hit[64][256];
+        memset(hit, 0, sizeof hit);
+        for (int w = 0; w < 2; w++)
+            for (int wq = 0; wq < 4; wq++)
+                for (int g = 0; g < 8; g++)
+                    for (int t = 0; t < 4; t++)
+                        for (int i = 0; i < 2; i++)
+                            for (int n = 0; n < 128 / 8; n++)
+                                for (int e = 0; e < 2; e++)
+                                    hit[wq * 16 + g + 8 * i][128 * w + n * 8 + 2 * t + e]++;
+        for (int r = 0; r < 64; r++)
+            for (int col = 0; col < 256; col++)
+                cr_assert_eq(hit[r][col], 1, "D256: (%d, %d) written %d times", r, col, hit[r][col]);
     }
 }
 
