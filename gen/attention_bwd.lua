@@ -362,7 +362,10 @@ M.wg_kvq = {
   -- kvq does not fit D 256 (tc_kvq), its default is the separate dq pass.
   -- kvo (the second): the same kernel with dK / dV alone, run as the
   -- separate dq pass's kv kernel (path 4 in the table; attnb_q_tc writes dq).
-  [256] = { { nwg = 2, bm = 64, hd = true }, { nwg = 2, bm = 64, hd = true, kvo = true } },
+  -- ps (the third): S^T and dP^T computed once, one warpgroup each, handed
+  -- over through a 16 KiB shared buffer (attnb_kvq_wgd's PS).
+  [256] = { { nwg = 2, bm = 64, hd = true }, { nwg = 2, bm = 64, hd = true, kvo = true },
+            { nwg = 2, bm = 64, hd = true, ps = true } },
 }
 M.max_tunes90 = 3
 -- The head dim as the tiles hold it (attnb_kvq_wg's DP): padded to whole
@@ -382,14 +385,17 @@ local function wg_plan(dt, d, kind, tu, spl)
     -- 1 KiB alignment slack, K and V (64 keys), two stages of (Q, dout), dS^T,
     -- two stages of the rows (no partial tile: dQ reads its partial from
     -- global memory)
-    -- (kvo: the same layout, its dS^T tile unused)
-    local smem = 1024 + 2 * 64 * d * 2 + 4 * tu.bm * d * 2 + 64 * tu.bm * 2 + 4 * tu.bm * 4
+    -- (kvo: the same layout, its dS^T tile unused; ps: plus the exchange
+    -- buffer, BM / 2 f32 a thread of one warpgroup)
+    local smem = 1024 + 2 * 64 * d * 2 + 4 * tu.bm * d * 2 + 64 * tu.bm * 2 + 4 * tu.bm * 4 +
+                 (tu.ps and tu.bm // 2 * 128 * 4 or 0)
     return { threads = 256, minb = 1, rows = 64, tile = tu.bm, smem = smem, path = tu.kvo and 4 or 2,
              call = string.format("attnb_kvq_wgd<%s, %d, %d, %s, %s%s>", dt.storage, d, tu.bm, kind_enum[kind],
-                                  tostring(spl or false), tu.kvo and ", true" or ""),
-             shape = string.format("64 keys x %d-query tiles, %s, 2 warpgroups on head-dim halves, wgmma%s",
+                                  tostring(spl or false), tu.kvo and ", true" or tu.ps and ", false, true" or ""),
+             shape = string.format("64 keys x %d-query tiles, %s, 2 warpgroups on head-dim halves%s, wgmma%s",
                                    tu.bm, tu.kvo and "dK and dV alone (the separate dq pass's kv kernel)"
-                                   or "dQ partials", spl and ", query splits" or "") }
+                                   or "dQ partials", tu.ps and " (S^T and dP^T one each)" or "",
+                                   spl and ", query splits" or "") }
   end
   local bn, bm = 64 * tu.nwg, tu.bm
   local nt = 128 * tu.nwg

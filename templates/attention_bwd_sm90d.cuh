@@ -41,6 +41,16 @@
  * The lanes, splits, direct dq, partial layout and masking are
  * attnb_kvq_wg's.
  *
+ * PS (D 256's third candidate): S^T and dP^T computed once, split by
+ * product: warpgroup 0 S^T (and P^T, dS^T), warpgroup 1 dP^T, which it
+ * hands over as f32 through a 16 KiB exchange buffer (one register's worth
+ * a thread: thread i of warpgroup 0 holds S^T where thread i of warpgroup 1
+ * holds dP^T, the same accumulator shape); warpgroup 0 hands back P^T and
+ * dS^T, packed as the dV / dK A fragments, through the same buffer (each
+ * thread's column of it read, then written, by that thread alone). 10.49
+ * MFLOP of wgmma a step instead of 14.68, three block barriers a step
+ * instead of two; 223232 bytes of shared memory at D 256.
+ *
  * KVO (D 256's second candidate): dK and dV alone, as the separate dq
  * pass's kv kernel (grid: key blocks x Hkv x B; attnb_q_tc then writes dq):
  * no dS^T tile, no dQ product or partial, no second barrier a step.
@@ -55,11 +65,12 @@
 namespace kg_attnb
 {
 
-template <typename T, int D, int BM, int KIND, bool SPL = false, bool KVO = false>
+template <typename T, int D, int BM, int KIND, bool SPL = false, bool KVO = false, bool PS = false>
 __device__ __forceinline__ void attnb_kvq_wgd(const kg_attnb_params &p)
 {
     constexpr int NWG = 2, NT = 256, BN = 64, E = 2, DH = D / NWG;
     static_assert(!(KVO && SPL), "the dK / dV-only kernel runs without query splits");
+    static_assert(!(KVO && PS), "the product split is a form of the fused kernel");
     static_assert(DH % 64 == 0, "each warpgroup's half of the head dim is whole 64-element panels");
     static_assert(BM == 64, "64-query tiles (the wgmma M of dQ, one dS^T panel)");
     constexpr int QB = BM * D * E, KB = BN * D * E, SB = BN * BM * E;
@@ -70,6 +81,9 @@ __device__ __forceinline__ void attnb_kvq_wgd(const kg_attnb_params &p)
     unsigned char *base = smem + (a0 - raw);
     unsigned char *sSb = base + (aS - a0);
     float *sRows = (float *)(sSb + SB); /* two stages of lse2[BM], delta[BM] */
+    /* PS: the exchange buffer, [BM / 2 registers][128 threads] f32 (dP^T),
+       then the same bytes as [BM / 16][8][128] packed A fragments (P^T, dS^T) */
+    float *sX = sRows + 4 * BM;
 
     const int tid = threadIdx.x, wgi = tid >> 7, wq = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t = lane & 3;
     const int c = SPL ? blockIdx.x % p.lanes : blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
@@ -196,48 +210,78 @@ __device__ __forceinline__ void attnb_kvq_wgd(const kg_attnb_params &p)
             /* S^T and dP^T: all 64 keys x BM queries over all of D, in each
                warpgroup (wg_rows_x_tile with warpgroup 0's rows) */
             float s[BM / 2], dp[BM / 2];
-            wg_fence();
-            wg_rows_x_tile<T, D, BN, BM>(s, aK, aQ, 0);
-            wg_commit();
-            wg_rows_x_tile<T, D, BN, BM>(dp, aV, aO, 0);
-            wg_commit();
-            wg_wait<1>();
+            const int tw = tid & 127; /* PS: this thread's column of sX */
+            if constexpr (PS) {
+                /* warpgroup 0 S^T, warpgroup 1 dP^T: the same instructions on
+                   the warpgroup's tiles, into s (wgmma in a branch by
+                   warpgroup made ptxas serialize them all, C7520) */
+                wg_fence();
+                wg_rows_x_tile<T, D, BN, BM>(s, wgi ? aV : aK, wgi ? aO : aQ, 0);
+                wg_commit();
+                wg_wait<0>();
+                if (wgi == 1) {
+#pragma unroll
+                    for (int r = 0; r < BM / 2; r++)
+                        sX[r * 128 + tw] = s[r];
+                }
+            } else {
+                wg_fence();
+                wg_rows_x_tile<T, D, BN, BM>(s, aK, aQ, 0);
+                wg_commit();
+                wg_rows_x_tile<T, D, BN, BM>(dp, aV, aO, 0);
+                wg_commit();
+                wg_wait<1>();
+            }
 
             /* P^T (attnb_kvq_wg's) */
             const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
             const int kthr = p.sk - n0 - kr - g;
             const int cthr = causal ? p.sk - p.sq + m0 + 2 * t - n0 - kr - g : INT_MAX;
+            if (!PS || wgi == 0) { /* (PS: warpgroup 0 only) */
 #pragma unroll
-            for (int n = 0; n < BM / 8; n++) {
+                for (int n = 0; n < BM / 8; n++) {
 #pragma unroll
-                for (int x = 0; x < 4; x++) {
-                    const int ql = n * 8 + 2 * t + (x & 1);
-                    float xs;
-                    if (KIND == KG_ATTN_MASK)
-                        xs = bwd_masked<KIND>(p, mbase, s[4 * n + x], m0 + ql, n0 + kr + g + 8 * (x >> 1), check,
-                                              causal);
-                    else if (check)
-                        xs = 8 * (x >> 1) >= kthr || 8 * (x >> 1) - 8 * n - (x & 1) > cthr
-                                 ? -CUDART_INF_F
-                                 : s[4 * n + x] * p.scale_log2;
-                    else
-                        xs = s[4 * n + x] * p.scale_log2;
-                    s[4 * n + x] = ex2(xs - sL[ql]);
+                    for (int x = 0; x < 4; x++) {
+                        const int ql = n * 8 + 2 * t + (x & 1);
+                        float xs;
+                        if (KIND == KG_ATTN_MASK)
+                            xs = bwd_masked<KIND>(p, mbase, s[4 * n + x], m0 + ql, n0 + kr + g + 8 * (x >> 1), check,
+                                                  causal);
+                        else if (check)
+                            xs = 8 * (x >> 1) >= kthr || 8 * (x >> 1) - 8 * n - (x & 1) > cthr
+                                     ? -CUDART_INF_F
+                                     : s[4 * n + x] * p.scale_log2;
+                        else
+                            xs = s[4 * n + x] * p.scale_log2;
+                        s[4 * n + x] = ex2(xs - sL[ql]);
+                    }
                 }
             }
-            wg_wait<0>();
-            /* dS^T; warpgroup 0 also into shared memory for dQ */
+            if constexpr (PS) {
+                __syncthreads(); /* dP^T in sX */
+                if (wgi == 0) {
 #pragma unroll
-            for (int n = 0; n < BM / 8; n++) {
-#pragma unroll
-                for (int x = 0; x < 4; x++) {
-                    const int ql = n * 8 + 2 * t + (x & 1);
-                    dp[4 * n + x] = s[4 * n + x] * (dp[4 * n + x] - sDl[ql]);
+                    for (int r = 0; r < BM / 2; r++)
+                        dp[r] = sX[r * 128 + tw];
                 }
-                if (!KVO && wgi == 0) {
-                    *(uint32_t *)(sSb + sw128_at<BN>(kr + g, n) + 4 * t) = mma<T>::pack(dp[4 * n], dp[4 * n + 1]);
-                    *(uint32_t *)(sSb + sw128_at<BN>(kr + g + 8, n) + 4 * t) =
-                        mma<T>::pack(dp[4 * n + 2], dp[4 * n + 3]);
+            } else {
+                wg_wait<0>();
+            }
+            /* dS^T; warpgroup 0 also into shared memory for dQ (PS: warpgroup
+               0 only) */
+            if (!PS || wgi == 0) {
+#pragma unroll
+                for (int n = 0; n < BM / 8; n++) {
+#pragma unroll
+                    for (int x = 0; x < 4; x++) {
+                        const int ql = n * 8 + 2 * t + (x & 1);
+                        dp[4 * n + x] = s[4 * n + x] * (dp[4 * n + x] - sDl[ql]);
+                    }
+                    if (!KVO && wgi == 0) {
+                        *(uint32_t *)(sSb + sw128_at<BN>(kr + g, n) + 4 * t) = mma<T>::pack(dp[4 * n], dp[4 * n + 1]);
+                        *(uint32_t *)(sSb + sw128_at<BN>(kr + g + 8, n) + 4 * t) =
+                            mma<T>::pack(dp[4 * n + 2], dp[4 * n + 3]);
+                    }
                 }
             }
             if (!KVO)
@@ -247,16 +291,43 @@ __device__ __forceinline__ void attnb_kvq_wgd(const kg_attnb_params &p)
                B from the warpgroup's panels (dc / 64 on) of the N-major tile */
             {
                 uint32_t pa[BM / 16][4], da[BM / 16][4];
+                if constexpr (PS) {
+                    /* warpgroup 0 hands P^T and dS^T, packed as the A
+                       fragments, to both warpgroups (itself too: nothing
+                       held across the barrier); the barrier also completes
+                       the dS^T tile for dQ. (Through the float view only:
+                       the buffer is one type.) */
+                    if (wgi == 0) {
 #pragma unroll
-                for (int kk = 0; kk < BM / 16; kk++) {
-                    pa[kk][0] = mma<T>::pack(s[8 * kk], s[8 * kk + 1]);
-                    pa[kk][1] = mma<T>::pack(s[8 * kk + 2], s[8 * kk + 3]);
-                    pa[kk][2] = mma<T>::pack(s[8 * kk + 4], s[8 * kk + 5]);
-                    pa[kk][3] = mma<T>::pack(s[8 * kk + 6], s[8 * kk + 7]);
-                    da[kk][0] = mma<T>::pack(dp[8 * kk], dp[8 * kk + 1]);
-                    da[kk][1] = mma<T>::pack(dp[8 * kk + 2], dp[8 * kk + 3]);
-                    da[kk][2] = mma<T>::pack(dp[8 * kk + 4], dp[8 * kk + 5]);
-                    da[kk][3] = mma<T>::pack(dp[8 * kk + 6], dp[8 * kk + 7]);
+                        for (int kk = 0; kk < BM / 16; kk++)
+#pragma unroll
+                            for (int e = 0; e < 4; e++) {
+                                sX[(kk * 8 + e) * 128 + tw] =
+                                    __uint_as_float(mma<T>::pack(s[8 * kk + 2 * e], s[8 * kk + 2 * e + 1]));
+                                sX[(kk * 8 + 4 + e) * 128 + tw] =
+                                    __uint_as_float(mma<T>::pack(dp[8 * kk + 2 * e], dp[8 * kk + 2 * e + 1]));
+                            }
+                    }
+                    __syncthreads();
+#pragma unroll
+                    for (int kk = 0; kk < BM / 16; kk++)
+#pragma unroll
+                        for (int e = 0; e < 4; e++) {
+                            pa[kk][e] = __float_as_uint(sX[(kk * 8 + e) * 128 + tw]);
+                            da[kk][e] = __float_as_uint(sX[(kk * 8 + 4 + e) * 128 + tw]);
+                        }
+                } else {
+#pragma unroll
+                    for (int kk = 0; kk < BM / 16; kk++) {
+                        pa[kk][0] = mma<T>::pack(s[8 * kk], s[8 * kk + 1]);
+                        pa[kk][1] = mma<T>::pack(s[8 * kk + 2], s[8 * kk + 3]);
+                        pa[kk][2] = mma<T>::pack(s[8 * kk + 4], s[8 * kk + 5]);
+                        pa[kk][3] = mma<T>::pack(s[8 * kk + 6], s[8 * kk + 7]);
+                        da[kk][0] = mma<T>::pack(dp[8 * kk], dp[8 * kk + 1]);
+                        da[kk][1] = mma<T>::pack(dp[8 * kk + 2], dp[8 * kk + 3]);
+                        da[kk][2] = mma<T>::pack(dp[8 * kk + 4], dp[8 * kk + 5]);
+                        da[kk][3] = mma<T>::pack(dp[8 * kk + 6], dp[8 * kk + 7]);
+                    }
                 }
                 const uint32_t ph = (uint32_t)(dc / 64) * BM * 128; /* the half's first panel */
                 wg_fence();
@@ -271,7 +342,10 @@ __device__ __forceinline__ void attnb_kvq_wgd(const kg_attnb_params &p)
             if constexpr (KVO) {
                 wg_wait<0>(); /* dV / dK (they read the stage the next step refills) */
             } else {
-                __syncthreads(); /* dS^T complete */
+                if (!PS)
+                    __syncthreads(); /* dS^T complete (PS: the hand-over's barrier) */
+                else
+                    wg_wait<0>(); /* (PS) dV / dK: their A fragments free before dQ's registers fill */
 
                 /* dQ[:, half] = the partial so far + dS K[:, half] */
                 load_dq(h, m0);

@@ -375,13 +375,14 @@ Test(attention_bwd_validation, kernels_that_fit_the_shared_memory)
    ranges, always within the bounds the kernels and the scratch assume. */
 /* The Hopper kvq tunings in the table: D 64 and 128 the default on compute
    capability 9.0 (def90), D 32, 96 and 256 (session 31's candidates: two,
-   three, two) forced only; each a kernel of 2 warpgroups on 128-key blocks
+   three, three) forced only; each a kernel of 2 warpgroups on 128-key blocks
    whose shared memory is the template's layout (attnb_kvq_wg: 1 KiB of
    alignment slack, K and V, two stages of Q and dout, in tiles of the head
    dim padded to whole panels (64 elements; D 32's tuning 1: 32, no
    padding), dS^T, two stages of the f32 partial tile of pitch D + 8 and of
    the rows), or at D 256 on 64-key blocks (attnb_kvq_wgd: the same without
-   the partial tile), and fits the 227 KiB a block of compute capability
+   the partial tile; tuning 2 with the 16 KiB exchange buffer of its
+   product split), and fits the 227 KiB a block of compute capability
    9.0; the instance for splits the same launch (D 256's tuning 1, dK / dV
    alone as the separate pass's kv kernel, path 4: no split instance, the
    same kernel in its place). */
@@ -392,7 +393,7 @@ Test(attention_bwd_validation, hopper_tunings_and_their_defaults)
         for (int s = 0; s < KG_ATTNB_DIM_COUNT; s++) {
             const int D = kg_attnb_dims[s];
             const kg_attnb_entry *e = &kg_attnb_table[dts[i]][s];
-            cr_assert_eq(e->ntunes90, D == 96 ? 3 : D == 32 || D == 256 ? 2 : 1, "D%d: %d Hopper tunings", D,
+            cr_assert_eq(e->ntunes90, D == 96 || D == 256 ? 3 : D == 32 ? 2 : 1, "D%d: %d Hopper tunings", D,
                          e->ntunes90);
             cr_assert_eq(e->def90, D == 64 || D == 128, "D%d: def90 %d", D, e->def90);
             for (int t = 0; t < e->ntunes90; t++)
@@ -405,11 +406,13 @@ Test(attention_bwd_validation, hopper_tunings_and_their_defaults)
                     cr_assert(l->threads == 256 && BN == (D == 256 ? 64 : 128) && l->path == (kvo ? 4 : 2),
                               "D%d tuning %d: %d threads, %d keys, path %d", D, t, l->threads, BN, l->path);
                     cr_assert(BM == 64 || (BM == 128 && D < 256), "D%d tuning %d: %d-query tiles", D, t, BM);
-                    /* (D 256: no partial tile; 206848 bytes) */
+                    /* (D 256: no partial tile, 206848 bytes; tuning 2 (PS) the
+                       exchange buffer, BM / 2 f32 for each of 128 threads) */
+                    const int ps = D == 256 && t == 2;
                     const int need = 1024 + 2 * BN * DP * 2 + 4 * BM * DP * 2 + BN * BM * 2 +
-                                     (D == 256 ? 0 : 2 * BM * (D + 8) * 4) + 4 * BM * 4;
+                                     (D == 256 ? 0 : 2 * BM * (D + 8) * 4) + 4 * BM * 4 + (ps ? BM / 2 * 128 * 4 : 0);
                     if (D == 256)
-                        cr_assert_eq(need, 206848, "D256: the layout is %d bytes", need);
+                        cr_assert_eq(need, ps ? 223232 : 206848, "D256 tuning %d: the layout is %d bytes", t, need);
                     cr_assert_eq(l->smem, need, "D%d tuning %d: %d bytes of shared memory, the layout %d", D, t,
                                  l->smem, need);
                     cr_assert_leq(l->smem, 232448, "D%d tuning %d: %d bytes", D, t, l->smem);
@@ -530,6 +533,10 @@ Test(attention_bwd_validation, hopper_tile_layouts_against_a_model_of_the_operan
         const uint32_t a0 = 1024 * 5, KB = (uint32_t)(BN * D * 2), QB = (uint32_t)(BM * D * 2);
         const uint32_t aK = a0, aV = aK + KB, aQ0 = aV + KB, aS = aQ0 + 4 * QB;
         cr_assert_eq(aS - a0 + (uint32_t)(BN * BM * 2) + 4 * BM * 4 + 1024, 206848u, "D256: the layout's bytes");
+        /* h2's exchange buffer right after the rows: BM / 2 f32 x 128 threads,
+           16-byte aligned, within its launch's 223232 bytes */
+        const uint32_t aX = aS + (uint32_t)(BN * BM * 2) + 4 * BM * 4;
+        cr_assert(aX % 16 == 0 && aX - a0 + (uint32_t)(BM / 2 * 128 * 4) + 1024 == 223232u, "D256 h2: the buffer");
         const uint32_t starts[7] = {aK, aV, aQ0, aQ0 + QB, aQ0 + 2 * QB, aQ0 + 3 * QB, aS};
         for (int i = 0; i < 7; i++)
             cr_assert_eq(starts[i] % 1024u, 0u, "D256: tile %d starts mid-atom", i);
@@ -1874,6 +1881,13 @@ Test(attention_bwd, hopper_candidate_d256_h0_long_walks) { candidate_long_walks(
 Test(attention_bwd, hopper_candidate_d256_h1_bf16) { candidate_cases("h1", KG_BF16, 256); }
 Test(attention_bwd, hopper_candidate_d256_h1_f16) { candidate_cases("h1", KG_F16, 256); }
 Test(attention_bwd, hopper_candidate_d256_h1_one_lane) { candidate_one_lane("h1", KG_F16, 256); }
+/* D 256's product split (h2: S^T in warpgroup 0, dP^T in warpgroup 1,
+   handed over through shared memory) */
+Test(attention_bwd, hopper_candidate_d256_h2_bf16) { candidate_cases("h2", KG_BF16, 256); }
+Test(attention_bwd, hopper_candidate_d256_h2_f16) { candidate_cases("h2", KG_F16, 256); }
+Test(attention_bwd, hopper_candidate_d256_h2_one_lane) { candidate_one_lane("h2", KG_BF16, 256); }
+Test(attention_bwd, hopper_candidate_d256_h2_splits_2x2) { candidate_splits("h2", KG_F16, 256, "2x2"); }
+Test(attention_bwd, hopper_candidate_d256_h2_long_walks) { candidate_long_walks("h2", KG_F16, 256); }
 
 /* The same call twice gives the same bits (GQA sums, dq, every dtype). */
 Test(attention_bwd, bitwise_reproducible)
