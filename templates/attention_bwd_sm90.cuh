@@ -251,6 +251,10 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
         /* dQ of a step: this warpgroup's rows qr.. (+ 64) x columns qc.. (+ QC)
            of the query tile, kept in registers from its wgmma to its store */
         const int qr = QROWS ? wgi * 64 : 0, qc = QROWS ? 0 : wgi * QC;
+        /* every n8 tile of every warpgroup's dq is a real column (D == DP
+           and an even split); else (padding, or the last warpgroup's QL <
+           QC: D 96 in 32-element panels) the tiles of qc + 8 n < D only */
+        constexpr bool QALL = D == DP && QL == QC;
         float dq[QC / 2];
         /* the store of dq (rows m0.. of query head h) into the lane's partial,
            or (p.direct, one lane, no later key block reaching the rows) into
@@ -264,7 +268,7 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                 if (r < p.sq) {
 #pragma unroll
                     for (int n = 0; n < QC / 8; n++)
-                        if (D == DP || qc + n * 8 < D)
+                        if (QALL || qc + n * 8 < D)
                             put(r, n, dq[4 * n + 2 * i], dq[4 * n + 2 * i + 1]);
                 }
             }
@@ -283,14 +287,15 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             }
         };
         /* dq = the partial so far (stage st's tile; zeros in the lane's first
-           key block); the padding columns (D < DP) start from 0 */
+           key block); the columns past D (D < DP: the padding; QL < QC: the
+           last warpgroup's tiles n >= QL / 8) start from 0 */
         auto load_dq = [&](int st) {
             const float *sF = sF0 + st * BM * PF;
 #pragma unroll
             for (int n = 0; n < QC / 8; n++)
 #pragma unroll
                 for (int i = 0; i < 2; i++) {
-                    if (D == DP || qc + n * 8 < D) {
+                    if (QALL || qc + n * 8 < D) {
                         const float2 o = *(const float2 *)&sF[(qr + wq * 16 + g + 8 * i) * PF + qc + n * 8 + 2 * t];
                         dq[4 * n + 2 * i] = o.x;
                         dq[4 * n + 2 * i + 1] = o.y;

@@ -523,6 +523,33 @@ Test(attention_bwd_validation, hopper_tile_layouts_against_a_model_of_the_operan
         for (int kk = 0; kk < BN / 16; kk++)
             for (int w = 0; w < NWG; w++)
                 model_nmajor(aK, BN, swb, kk, QROWS ? 0 : w * QC, w == NWG - 1 ? QL : QC, D); /* B = K for dQ */
+        /* dQ's rows and columns as attnb_kvq_wg's walk_dq stores them
+           (warpgroup w at rows qr, columns qc; the n8 tiles n < QC / 8 where
+           QALL || qc + 8 n < D, its guard): every (row, column) of the BM x
+           D query tile exactly once, none past D (D 96 in 32-element panels:
+           the last warpgroup's QL = 32 columns, not QC = 64) */
+        {
+            const int QALL = D == DP && QL == QC;
+            unsigned char *hit = calloc((size_t)BM * 256, 1);
+            for (int w = 0; w < NWG; w++) {
+                const int qr = QROWS ? w * 64 : 0, qc = QROWS ? 0 : w * QC;
+                for (int wq = 0; wq < 4; wq++)
+                    for (int g = 0; g < 8; g++)
+                        for (int t = 0; t < 4; t++)
+                            for (int i = 0; i < 2; i++)
+                                for (int n = 0; n < QC / 8; n++)
+                                    for (int e = 0; (QALL || qc + n * 8 < D) && e < 2; e++) {
+                                        const int col = qc + n * 8 + 2 * t + e;
+                                        cr_assert(col < D, "D%d swb %d: dQ column %d stored (w %d)", D, swb, col, w);
+                                        hit[(qr + wq * 16 + g + 8 * i) * 256 + col]++;
+                                    }
+            }
+            for (int r = 0; r < BM; r++)
+                for (int col = 0; col < D; col++)
+                    cr_assert_eq(hit[r * 256 + col], 1, "D%d swb %d: dQ (%d, %d) stored %d times", D, swb, r, col,
+                                 hit[r * 256 + col]);
+            free(hit);
+        }
     }
     /* D 256 (attnb_kvq_wgd): 64-key blocks, 64-query tiles, 128-byte
        swizzle; S^T / dP^T from all 64 rows of K / V in both warpgroups (the
