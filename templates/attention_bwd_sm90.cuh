@@ -304,28 +304,23 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                     }
                 }
         };
-        /* dq += dS K (dS^T in shared memory), as wgmma (no fence, no commit);
-           QL < QC: the last warpgroup's product QL wide, into the first QL / 2
-           of dq (the fragments of its n8 tiles 0 .. QL / 8 - 1, the columns
-           walk_dq and load_dq take: qc + 8 n < D) */
+        /* dq += dS K (dS^T in shared memory), as wgmma (no fence, no commit),
+           QC wide in every warpgroup: no wgmma in a warpgroup-dependent
+           branch (ptxas serializes every wgmma of the kernel for one, C7520).
+           QL < QC (D 96 in 32-element panels: QC 64, QL 32): the last
+           warpgroup's product also runs 64 wide, from K's panel 2 into its
+           "panel 3", the first panel of the V tile (aV = aK + KB, KB = 3
+           panels of BN * SWB; the reads end at aK + 4 * BN * SWB = aV +
+           BN * SWB <= aV + KB, inside the block's shared memory, and V is
+           written only where K is); they feed dq's n8 tiles QL / 8 .. QC / 8
+           - 1 only (column n of the product reads column n of B), which
+           load_dq sets to 0 and walk_dq never stores (qc + 8 n >= D) */
         auto mma_dq = [&]() {
-            if constexpr (QL == QC) {
+            static_assert(QL == QC || NWG * QC <= 2 * DP, "the last warpgroup's QC-wide B stays in K, V");
 #pragma unroll
-                for (int kk = 0; kk < BN / 16; kk++)
-                    wgt<T, QC>::sstt(dq, sw128_desc(aS + (qr / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024),
-                                     swz_desc<SWB>(aK + (qc / PW) * BN * SWB + kk * 16 * SWB, BN * SWB, 8 * SWB), 1);
-            } else if (wgi < NWG - 1) {
-#pragma unroll
-                for (int kk = 0; kk < BN / 16; kk++)
-                    wgt<T, QC>::sstt(dq, sw128_desc(aS + kk * 16 * 128, BN * 128, 1024),
-                                     swz_desc<SWB>(aK + (qc / PW) * BN * SWB + kk * 16 * SWB, BN * SWB, 8 * SWB), 1);
-            } else {
-                float(&dql)[QL / 2] = *reinterpret_cast<float(*)[QL / 2]>(&dq[0]);
-#pragma unroll
-                for (int kk = 0; kk < BN / 16; kk++)
-                    wgt<T, QL>::sstt(dql, sw128_desc(aS + kk * 16 * 128, BN * 128, 1024),
-                                     swz_desc<SWB>(aK + (qc / PW) * BN * SWB + kk * 16 * SWB, BN * SWB, 8 * SWB), 1);
-            }
+            for (int kk = 0; kk < BN / 16; kk++)
+                wgt<T, QC>::sstt(dq, sw128_desc(aS + (qr / 64) * BN * 128 + kk * 16 * 128, BN * 128, 1024),
+                                 swz_desc<SWB>(aK + (qc / PW) * BN * SWB + kk * 16 * SWB, BN * SWB, 8 * SWB), 1);
         };
         /* DQD (else dQ's wgmma issued after a barrier that completes dS^T,
            waited for and stored in its own step): a step's dQ wgmma is issued

@@ -520,9 +520,19 @@ Test(attention_bwd_validation, hopper_tile_layouts_against_a_model_of_the_operan
             }
         for (int kk = 0; kk < BM / 16; kk++)
             model_nmajor(aQ0, BM, swb, kk, 0, DP, D); /* B = dout / Q, N = DP */
-        for (int kk = 0; kk < BN / 16; kk++)
-            for (int w = 0; w < NWG; w++)
-                model_nmajor(aK, BN, swb, kk, QROWS ? 0 : w * QC, w == NWG - 1 ? QL : QC, D); /* B = K for dQ */
+        /* B = K for dQ: every warpgroup's product QC wide (the last one's
+           too where QL < QC: its columns past D read the next panels, the V
+           tile's first, and are never stored); the reads, whole panels of
+           BN rows from panel qc / PW, end inside K and V (aV + KB) */
+        for (int w = 0; w < NWG; w++) {
+            const int qc = QROWS ? 0 : w * QC;
+            const uint32_t end = aK + (uint32_t)((qc + QC) / PW * BN * swb);
+            cr_assert(end <= aV + KB, "D%d swb %d: warpgroup %d's dQ B ends at %u, past K, V (%u)", D, swb, w, end,
+                      aV + KB);
+            cr_assert(QL == QC || w < NWG - 1 || qc + QL == D, "D%d swb %d: the last warpgroup's QL", D, swb);
+            for (int kk = 0; kk < BN / 16; kk++)
+                model_nmajor(aK, BN, swb, kk, qc, QC, D);
+        }
         /* dQ's rows and columns as attnb_kvq_wg's walk_dq stores them
            (warpgroup w at rows qr, columns qc; the n8 tiles n < QC / 8 where
            QALL || qc + 8 n < D, its guard): every (row, column) of the BM x
