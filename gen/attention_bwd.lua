@@ -342,19 +342,21 @@ end
 M.wg_kvq = {
   [64] = { { nwg = 2, bm = 128 } },
   [128] = { { nwg = 2, bm = 64, dqd = true } },
-  -- Session 31 candidates (not measured; no device that session), forced
-  -- only: D 32 and 96 on the same kernel with the tiles of head dim 64 / 128
-  -- (attnb_kvq_wg's DP: the head dim padded to whole 64-element panels, as
-  -- the forward's attn_wg pads them): S^T and dP^T over the D real columns,
-  -- dV, dK and dQ N = 64 / 128 wide with the padding columns never stored.
-  -- D 32 takes D 64's shape (128 x 128 tiles, dQ by query rows), D 96 D
-  -- 128's (128 x 64, dQ by head-dim panels), with and without dqd. sw = 64
-  -- (D 32's second): the tiles in 32-element panels of the 64-byte swizzle
-  -- (attnb_kvq_wg's SWB), no padding: dV, dK and dQ 32 wide.
-  [32] = { { nwg = 2, bm = 128 }, { nwg = 2, bm = 128, sw = 64 } },
-  -- D 96's third: the tiles in 32-element panels of the 64-byte swizzle, no
-  -- padding (dV, dK 96 wide), dQ split 64 + 32 columns.
-  [96] = { { nwg = 2, bm = 64, dqd = true }, { nwg = 2, bm = 64 }, { nwg = 2, bm = 64, dqd = true, sw = 64 } },
+  -- D 32 and 96 (session 31, measured in round s31r1 on an NVIDIA H100 80GB
+  -- HBM3, 2026-12-05; the default since session 32): the same kernel on
+  -- tiles of 32-element panels in the 64-byte swizzle (sw = 64: attnb_kvq_wg's
+  -- SWB), no padding. D 32 takes D 64's shape (128 x 128 tiles, dQ by query
+  -- rows; dV, dK and dQ 32 wide), D 96 D 128's (128 x 64, dQ deferred a
+  -- step; dV, dK 96 wide, dQ by head-dim panels 64 + 32). Against main's
+  -- portable mma.sync kvq (x = its time / this one's, best of 3 rounds): D 96
+  -- geomean x 1.381 over 10 rows (6 named bf16 B32 / 8 / 2 H16 S 1k / 4k /
+  -- 16k, causal and not: x 1.298-1.539; worst x 1.179, bf16 B1 Hq8 Hkv2
+  -- S6464), D 32 x 1.514 over 13 (named x 1.372-1.817; worst x 1.291, bf16
+  -- B1 H8 S4096). Dropped (lost to them in the same round): the tiles padded
+  -- to whole 64-element panels (128-byte swizzle), D 32 x 1.354 geomean,
+  -- D 96 with the deferred dQ x 1.330, without it x 1.296.
+  [32] = { { nwg = 2, bm = 128, sw = 64 } },
+  [96] = { { nwg = 2, bm = 64, dqd = true, sw = 64 } },
   -- D 256 (session 31 candidate, forced only; not measured): hd, the kernel
   -- whose two warpgroups split the head dim (attnb_kvq_wgd, templates/
   -- attention_bwd_sm90d.cuh): 64-key blocks, each warpgroup dK / dV of all 64
@@ -368,17 +370,19 @@ M.wg_kvq = {
             { nwg = 2, bm = 64, hd = true, ps = true } },
 }
 M.max_tunes90 = 3
--- The head dim as the tiles hold it (attnb_kvq_wg's DP): padded to whole
--- panels of 64 elements, or of 32 in the 64-byte swizzle (sw = 64).
+-- The head dim as the tiles hold it (attnb_kvq_wg's DP): whole panels of 64
+-- elements, or of 32 in the 64-byte swizzle (sw = 64); no padding (the
+-- padded D 32 / 96 tilings lost in session 31's round s31r1).
 local function wg_dp(d, tu)
   local pw = (tu.sw or 128) // 2
-  return (d + pw - 1) // pw * pw
+  assert(d % pw == 0, "Hopper kvq tiles: the head dim must be whole panels")
+  return d
 end
 -- The head dims whose Hopper tuning 0 the runtime takes by default on
 -- compute capability 9.0 (their kernels in the module attnb90_<dtype>); the
 -- others' Hopper tunings run only where KG_ATTNB_TUNE=h<i> names one (module
--- attnb90c_<dtype>, so that the default kernels' module stays as it was).
-M.wg_default = { [64] = true, [128] = true }
+-- attnb90c_<dtype>).
+M.wg_default = { [32] = true, [64] = true, [96] = true, [128] = true }
 
 local function wg_plan(dt, d, kind, tu, spl)
   if tu.hd then
@@ -399,9 +403,9 @@ local function wg_plan(dt, d, kind, tu, spl)
   end
   local bn, bm = 64 * tu.nwg, tu.bm
   local nt = 128 * tu.nwg
-  -- 1 KiB alignment slack, K, V, two stages of (Q, dout) (tiles of the head
-  -- dim padded to whole panels: wg_dp, attnb_kvq_wg's DP), dS^T, two stages
-  -- of the f32 partial tile (pitch D + 8) and of the rows
+  -- 1 KiB alignment slack, K, V, two stages of (Q, dout) (tiles of whole
+  -- panels: wg_dp, attnb_kvq_wg's DP), dS^T, two stages of the f32 partial
+  -- tile (pitch D + 8) and of the rows
   local dp = wg_dp(d, tu)
   local smem = 1024 + 2 * bn * dp * 2 + 4 * bm * dp * 2 + bn * bm * 2 + 2 * bm * (d + 8) * 4 + 4 * bm * 4
   return { threads = nt, minb = 1, rows = bn, tile = bm, smem = smem, path = 2,

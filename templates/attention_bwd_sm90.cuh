@@ -33,9 +33,9 @@
  * The lanes, the partial layout and the masking are those of
  * attention_bwd.cuh's attnb_kvq_tc (attnb_dqsum adds the partials up).
  *
- * Head dims 32 and 96 (forced-only candidates, gen/attention_bwd.lua) take
- * the tiles of head dim 64 / 128 (DP below), or (SWB 64, D 32) tiles of
- * 32-element panels in the 64-byte swizzle, with no padding.
+ * Head dims 32 and 96 (the default since session 32, measured in round
+ * s31r1) take tiles of 32-element panels in the 64-byte swizzle (SWB 64),
+ * with no padding; D 96 splits dQ by head-dim panels 64 + 32 (QC, QL).
  *
  * The wgmma and swizzle helpers are the forward's (attention_sm90.cuh).
  */
@@ -145,19 +145,13 @@ __device__ __forceinline__ void wg_rows_x_tile(float (&acc)[BM / 2], uint32_t aA
 template <typename T, int D, int NWG, int BM, int KIND, bool SPL = false, bool DQD = false, int SWB = 128>
 __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
 {
-    /* DP: D padded to whole panels of PW elements (SWB 128: 64-element
-       panels, D 32 and 96 padded as the forward's attn_wg pads them; at D 64
-       and 128 DP = D and every expression below is the one of before; SWB
-       64: 32-element panels, DP = D at every head dim this kernel takes).
-       The tiles of Q, dout, K and V are laid out as for head dim DP; their
-       padding columns in shared memory are never written. S^T and dP^T
-       reduce over the D real columns only (D / 16 k16 steps,
-       wg_rows_x_tile); dV, dK and dQ run N = DP wide on N-major B operands
-       of whole swizzle panels, so the accumulators' padding columns hold
-       products of whatever the padding held: column n of a product reads
-       column n of B only, and those columns are never stored (store_wg,
-       walk_dq) nor loaded (load_dq). */
-    constexpr int PW = SWB / 2, DP = (D + PW - 1) / PW * PW;
+    /* DP: the head dim as the tiles hold it, whole panels of PW = SWB / 2
+       elements (SWB 128: 64-element panels, D 64 / 128; SWB 64: 32-element
+       panels, D 32 / 96). (Session 31's tilings padded to whole 64-element
+       panels, D 32 and 96 in the 128-byte swizzle, lost to the 64-byte ones
+       in round s31r1 and were removed: DP is D.) */
+    constexpr int PW = SWB / 2, DP = D;
+    static_assert(D % PW == 0, "the head dim is whole panels of the swizzle (no padding)");
     constexpr int NT = NWG * 128, BN = NWG * 64, E = 2, PF = D + 8;
     /* dQ split: by query rows (each warpgroup 64 rows, all of DP) or by
        head-dim panels (each warpgroup QC columns of the 64 rows: DP / NWG
@@ -251,16 +245,16 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
         /* dQ of a step: this warpgroup's rows qr.. (+ 64) x columns qc.. (+ QC)
            of the query tile, kept in registers from its wgmma to its store */
         const int qr = QROWS ? wgi * 64 : 0, qc = QROWS ? 0 : wgi * QC;
-        /* every n8 tile of every warpgroup's dq is a real column (D == DP
-           and an even split); else (padding, or the last warpgroup's QL <
-           QC: D 96 in 32-element panels) the tiles of qc + 8 n < D only */
+        /* every n8 tile of every warpgroup's dq is a real column (an even
+           split); else (the last warpgroup's QL < QC: D 96 in 32-element
+           panels) the tiles of qc + 8 n < D only */
         constexpr bool QALL = D == DP && QL == QC;
         float dq[QC / 2];
         /* the store of dq (rows m0.. of query head h) into the lane's partial,
            or (p.direct, one lane, no later key block reaching the rows) into
            dq itself, the bits dqsum would write: one walk over this thread's
            rows and n8 tiles, put(row, tile, x, y) storing a column pair; the
-           tiles of columns qc + 8 n < D only (D < DP: not the padding) */
+           tiles of columns qc + 8 n < D only (QALL: every tile) */
         auto walk_dq = [&](int m0, auto put) {
 #pragma unroll
             for (int i = 0; i < 2; i++) {
@@ -287,8 +281,8 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
             }
         };
         /* dq = the partial so far (stage st's tile; zeros in the lane's first
-           key block); the columns past D (D < DP: the padding; QL < QC: the
-           last warpgroup's tiles n >= QL / 8) start from 0 */
+           key block); the columns past D (QL < QC: the last warpgroup's
+           tiles n >= QL / 8) start from 0 */
         auto load_dq = [&](int st) {
             const float *sF = sF0 + st * BM * PF;
 #pragma unroll

@@ -373,14 +373,14 @@ Test(attention_bwd_validation, kernels_that_fit_the_shared_memory)
 /* The query splits' plan (kgi_attnb_split): none where the kvq grid fills
    the SMs already, splits where few (batch, kv head) pairs walk long key
    ranges, always within the bounds the kernels and the scratch assume. */
-/* The Hopper kvq tunings in the table: D 64 and 128 the default on compute
-   capability 9.0 (def90), D 32, 96 and 256 (session 31's candidates: two,
-   three, three) forced only; each a kernel of 2 warpgroups on 128-key blocks
-   whose shared memory is the template's layout (attnb_kvq_wg: 1 KiB of
-   alignment slack, K and V, two stages of Q and dout, in tiles of the head
-   dim padded to whole panels (64 elements; D 32's tuning 1: 32, no
-   padding), dS^T, two stages of the f32 partial tile of pitch D + 8 and of
-   the rows), or at D 256 on 64-key blocks (attnb_kvq_wgd: the same without
+/* The Hopper kvq tunings in the table: D 32, 64, 96 and 128 one each, the
+   default on compute capability 9.0 (def90), D 256 (session 31's
+   candidates: three) forced only; each a kernel of 2 warpgroups on 128-key
+   blocks whose shared memory is the template's layout (attnb_kvq_wg: 1 KiB
+   of alignment slack, K and V, two stages of Q and dout, in tiles of whole
+   panels (64 elements; D 32 and 96: 32, the 64-byte swizzle), dS^T, two
+   stages of the f32 partial tile of pitch D + 8 and of the rows), or at D
+   256 on 64-key blocks (attnb_kvq_wgd: the same without
    the partial tile; tuning 2 with the 16 KiB exchange buffer of its
    product split), and fits the 227 KiB a block of compute capability
    9.0; the instance for splits the same launch (D 256's tuning 1, dK / dV
@@ -393,15 +393,15 @@ Test(attention_bwd_validation, hopper_tunings_and_their_defaults)
         for (int s = 0; s < KG_ATTNB_DIM_COUNT; s++) {
             const int D = kg_attnb_dims[s];
             const kg_attnb_entry *e = &kg_attnb_table[dts[i]][s];
-            cr_assert_eq(e->ntunes90, D == 96 || D == 256 ? 3 : D == 32 ? 2 : 1, "D%d: %d Hopper tunings", D,
-                         e->ntunes90);
-            cr_assert_eq(e->def90, D == 64 || D == 128, "D%d: def90 %d", D, e->def90);
+            cr_assert_eq(e->ntunes90, D == 256 ? 3 : 1, "D%d: %d Hopper tunings", D, e->ntunes90);
+            cr_assert_eq(e->def90, D != 256, "D%d: def90 %d", D, e->def90);
             for (int t = 0; t < e->ntunes90; t++)
                 for (int k = 0; k < KG_ATTN_KIND_COUNT; k++) {
                     const kg_attnb_launch *l = &e->kvq90[t][k], *ls = &e->kvq90s[t][k];
                     const int BN = l->rows, BM = l->tile;
-                    /* panels of 64 elements; D 32's tuning 1 and D 96's 2 of 32 (the 64-byte swizzle) */
-                    const int PW = (D == 32 && t == 1) || (D == 96 && t == 2) ? 32 : 64, DP = (D + PW - 1) / PW * PW;
+                    /* panels of 64 elements; D 32's and D 96's of 32 (the 64-byte swizzle), no padding */
+                    const int PW = D == 32 || D == 96 ? 32 : 64, DP = D;
+                    cr_assert_eq(D % PW, 0, "D%d: whole panels", D);
                     const int kvo = D == 256 && t == 1; /* dK / dV alone */
                     cr_assert(l->threads == 256 && BN == (D == 256 ? 64 : 128) && l->path == (kvo ? 4 : 2),
                               "D%d tuning %d: %d threads, %d keys, path %d", D, t, l->threads, BN, l->path);
@@ -433,8 +433,7 @@ Test(attention_bwd_validation, hopper_tunings_and_their_defaults)
    of the absolute address (128 bytes: bits 4-6 ^= bits 7-9; 64 bytes: bits
    4-5 ^= bits 7-8). The model reproduces the 128-byte layout of the D 64 /
    128 kernels, which run on the GPU; the same model with the 64-byte
-   parameters checks D 32's tuning 1, and the padded D 32 / 96 tilings
-   check that every real column is where the products read it. Also: the
+   parameters checks D 32's and D 96's tiles. Also: the
    tiles' starts are whole swizzle atoms apart, and swz_at is one to one. */
 static uint32_t model_swz_at(int rows, int swb, int r, int cc)
 {
@@ -483,9 +482,9 @@ static void model_nmajor(uint32_t base, int rows, int swb, int kk, int c0, int N
 
 Test(attention_bwd_validation, hopper_tile_layouts_against_a_model_of_the_operand_reads)
 {
-    /* D, BM (BN 128, 2 warpgroups), swizzle bytes: the D 64 / 128 defaults,
-       D 32 / 96 padded (tuning 0, 1), D 32 and 96 in the 64-byte swizzle */
-    const int cfg[][3] = {{64, 128, 128}, {128, 64, 128}, {32, 128, 128}, {96, 64, 128}, {32, 128, 64}, {96, 64, 64}};
+    /* D, BM (BN 128, 2 warpgroups), swizzle bytes: D 64 / 128, and D 32 and
+       96 in the 64-byte swizzle */
+    const int cfg[][3] = {{64, 128, 128}, {128, 64, 128}, {32, 128, 64}, {96, 64, 64}};
     for (size_t ci = 0; ci < sizeof cfg / sizeof cfg[0]; ci++) {
         const int D = cfg[ci][0], BM = cfg[ci][1], swb = cfg[ci][2], BN = 128, NWG = 2, PW = swb / 2;
         /* attnb_kvq_wg's dQ widths: QC a warpgroup, QL the last one's */
@@ -1665,10 +1664,9 @@ Test(attention_bwd, f32_split_tf32_tuning_0_d64) { x3_cases(0, 64); }
 Test(attention_bwd, f32_split_tf32_tuning_0_d96) { x3_cases(0, 96); }
 Test(attention_bwd, f32_split_tf32_tuning_0_d128) { x3_cases(0, 128); }
 
-/* Session 31's forced-only Hopper candidates (gen/attention_bwd.lua's
-   wg_kvq at D 32 and 96, outside wg_default: the wgmma kernel on the tiles
-   of head dim 64 / 128, attnb_kvq_wg's DP), each forced with
-   KG_ATTNB_TUNE=h<i> against the float64 reference with the unchanged
+/* Session 31's Hopper kernels (gen/attention_bwd.lua's wg_kvq: D 32 and 96
+   on tiles of 32-element panels, the default since session 32; D 256's
+   forced-only candidates), each forced with KG_ATTNB_TUNE=h<i> against the float64 reference with the unchanged
    tolerance rule. On a device that is not compute capability 9.0 h<i> runs
    the default, which these tests do not need to cover again: they skip.
    Every case asserts that the kernel launched was the forced one
@@ -1883,28 +1881,17 @@ static void candidate_long_walks(const char *tune, kg_dtype dt, int D)
     set_hook("KG_ATTNB_TUNE", NULL);
 }
 
-/* one test per kernel, so that they run in parallel */
-Test(attention_bwd, hopper_candidate_d96_h0_bf16) { candidate_cases("h0", KG_BF16, 96); }
-Test(attention_bwd, hopper_candidate_d96_h0_f16) { candidate_cases("h0", KG_F16, 96); }
-Test(attention_bwd, hopper_candidate_d96_h1_bf16) { candidate_cases("h1", KG_BF16, 96); }
-Test(attention_bwd, hopper_candidate_d96_h1_f16) { candidate_cases("h1", KG_F16, 96); }
-Test(attention_bwd, hopper_candidate_d96_h2_bf16) { candidate_cases("h2", KG_BF16, 96); }
-Test(attention_bwd, hopper_candidate_d96_h2_f16) { candidate_cases("h2", KG_F16, 96); }
-Test(attention_bwd, hopper_candidate_d32_h0_bf16) { candidate_cases("h0", KG_BF16, 32); }
-Test(attention_bwd, hopper_candidate_d32_h0_f16) { candidate_cases("h0", KG_F16, 32); }
-Test(attention_bwd, hopper_candidate_d32_h1_bf16) { candidate_cases("h1", KG_BF16, 32); }
-Test(attention_bwd, hopper_candidate_d32_h1_f16) { candidate_cases("h1", KG_F16, 32); }
-Test(attention_bwd, hopper_candidate_d96_h0_one_lane) { candidate_one_lane("h0", KG_BF16, 96); }
-Test(attention_bwd, hopper_candidate_d96_h1_one_lane) { candidate_one_lane("h1", KG_F16, 96); }
-Test(attention_bwd, hopper_candidate_d96_h2_one_lane) { candidate_one_lane("h2", KG_BF16, 96); }
-Test(attention_bwd, hopper_candidate_d32_h0_one_lane) { candidate_one_lane("h0", KG_F16, 32); }
-Test(attention_bwd, hopper_candidate_d32_h1_one_lane) { candidate_one_lane("h1", KG_BF16, 32); }
-Test(attention_bwd, hopper_candidate_d96_h0_splits_2x2) { candidate_splits("h0", KG_F16, 96, "2x2"); }
-Test(attention_bwd, hopper_candidate_d96_h1_splits_3x1) { candidate_splits("h1", KG_BF16, 96, "3x1"); }
-Test(attention_bwd, hopper_candidate_d96_h2_splits_2x2) { candidate_splits("h2", KG_F16, 96, "2x2"); }
-Test(attention_bwd, hopper_candidate_d32_h0_splits_2x2) { candidate_splits("h0", KG_BF16, 32, "2x2"); }
-Test(attention_bwd, hopper_candidate_d32_h0_splits_3x1) { candidate_splits("h0", KG_F16, 32, "3x1"); }
-Test(attention_bwd, hopper_candidate_d32_h1_splits_2x2) { candidate_splits("h1", KG_F16, 32, "2x2"); }
+/* one test per kernel, so that they run in parallel: D 32 and 96's Hopper
+   kernels (tuning h0, their default on compute capability 9.0 since session
+   32), forced so that each case asserts the kernel ran */
+Test(attention_bwd, hopper_d96_bf16) { candidate_cases("h0", KG_BF16, 96); }
+Test(attention_bwd, hopper_d96_f16) { candidate_cases("h0", KG_F16, 96); }
+Test(attention_bwd, hopper_d32_bf16) { candidate_cases("h0", KG_BF16, 32); }
+Test(attention_bwd, hopper_d32_f16) { candidate_cases("h0", KG_F16, 32); }
+Test(attention_bwd, hopper_d96_one_lane) { candidate_one_lane("h0", KG_BF16, 96); }
+Test(attention_bwd, hopper_d32_one_lane) { candidate_one_lane("h0", KG_BF16, 32); }
+Test(attention_bwd, hopper_d96_splits_2x2) { candidate_splits("h0", KG_F16, 96, "2x2"); }
+Test(attention_bwd, hopper_d32_splits_2x2) { candidate_splits("h0", KG_F16, 32, "2x2"); }
 /* D 256's head-dim-split kernel (attnb_kvq_wgd, tuning h0) */
 Test(attention_bwd, hopper_candidate_d256_h0_bf16) { candidate_cases("h0", KG_BF16, 256); }
 Test(attention_bwd, hopper_candidate_d256_h0_f16) { candidate_cases("h0", KG_F16, 256); }
