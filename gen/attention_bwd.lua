@@ -357,19 +357,22 @@ M.wg_kvq = {
   -- D 96 with the deferred dQ x 1.330, without it x 1.296.
   [32] = { { nwg = 2, bm = 128, sw = 64 } },
   [96] = { { nwg = 2, bm = 64, dqd = true, sw = 64 } },
-  -- D 256 (session 31 candidate, forced only; not measured): hd, the kernel
-  -- whose two warpgroups split the head dim (attnb_kvq_wgd, templates/
+  -- D 256 (session 31's candidate h1, forced only): hd, the kernel whose
+  -- two warpgroups split the head dim (attnb_kvq_wgd, templates/
   -- attention_bwd_sm90d.cuh): 64-key blocks, each warpgroup dK / dV of all 64
-  -- keys x 128 columns and dQ's 128 columns, S^T / dP^T in both; the portable
-  -- kvq does not fit D 256 (tc_kvq), its default is the separate dq pass.
-  -- kvo (the second): the same kernel with dK / dV alone, run as the
-  -- separate dq pass's kv kernel (path 4 in the table; attnb_q_tc writes dq).
-  -- ps (the third): S^T and dP^T computed once, one warpgroup each, handed
-  -- over through a 16 KiB shared buffer (attnb_kvq_wgd's PS).
-  [256] = { { nwg = 2, bm = 64, hd = true }, { nwg = 2, bm = 64, hd = true, kvo = true },
-            { nwg = 2, bm = 64, hd = true, ps = true } },
+  -- keys x 128 columns, S^T / dP^T in both; kvo: dK / dV alone, run as the
+  -- separate dq pass's kv kernel (path 4 in the table; attnb_q_tc writes
+  -- dq). The portable kvq does not fit D 256 (tc_kvq): its default is the
+  -- separate dq pass with the portable kv kernel. Round s31r1 (NVIDIA H100
+  -- 80GB HBM3, 2026-12-05), x = main's time / this one's: bf16 H16 B32 S1024
+  -- x 1.321, causal x 1.315, B8 S4096 x 1.335, 5 other rows x 1.327-1.390;
+  -- the named B8 S4096 causal row was cut by the step's timeout. Dropped
+  -- (session 32): the fused forms (h0: dQ partials through global memory;
+  -- h2: S^T / dP^T once, one warpgroup each), x 0.993 and x 0.975 on bf16
+  -- B8 H16 S4096 D256.
+  [256] = { { nwg = 2, bm = 64, hd = true, kvo = true } },
 }
-M.max_tunes90 = 3
+M.max_tunes90 = 1
 -- The head dim as the tiles hold it (attnb_kvq_wg's DP): whole panels of 64
 -- elements, or of 32 in the 64-byte swizzle (sw = 64); no padding (the
 -- padded D 32 / 96 tilings lost in session 31's round s31r1).
@@ -386,20 +389,15 @@ M.wg_default = { [32] = true, [64] = true, [96] = true, [128] = true }
 
 local function wg_plan(dt, d, kind, tu, spl)
   if tu.hd then
-    -- 1 KiB alignment slack, K and V (64 keys), two stages of (Q, dout), dS^T,
-    -- two stages of the rows (no partial tile: dQ reads its partial from
-    -- global memory)
-    -- (kvo: the same layout, its dS^T tile unused; ps: plus the exchange
-    -- buffer, BM / 2 f32 a thread of one warpgroup)
-    local smem = 1024 + 2 * 64 * d * 2 + 4 * tu.bm * d * 2 + 64 * tu.bm * 2 + 4 * tu.bm * 4 +
-                 (tu.ps and tu.bm // 2 * 128 * 4 or 0)
-    return { threads = 256, minb = 1, rows = 64, tile = tu.bm, smem = smem, path = tu.kvo and 4 or 2,
-             call = string.format("attnb_kvq_wgd<%s, %d, %d, %s, %s%s>", dt.storage, d, tu.bm, kind_enum[kind],
-                                  tostring(spl or false), tu.kvo and ", true" or tu.ps and ", false, true" or ""),
-             shape = string.format("64 keys x %d-query tiles, %s, 2 warpgroups on head-dim halves%s, wgmma%s",
-                                   tu.bm, tu.kvo and "dK and dV alone (the separate dq pass's kv kernel)"
-                                   or "dQ partials", tu.ps and " (S^T and dP^T one each)" or "",
-                                   spl and ", query splits" or "") }
+    -- dK / dV alone (kvo): 1 KiB alignment slack, K and V (64 keys), two
+    -- stages of (Q, dout), a 64 x 64 slot it does not use (the dS^T tile of
+    -- the fused form it was measured with), two stages of the rows
+    assert(tu.kvo, "attnb_kvq_wgd is the dK / dV-only kernel")
+    local smem = 1024 + 2 * 64 * d * 2 + 4 * tu.bm * d * 2 + 64 * tu.bm * 2 + 4 * tu.bm * 4
+    return { threads = 256, minb = 1, rows = 64, tile = tu.bm, smem = smem, path = 4,
+             call = string.format("attnb_kvq_wgd<%s, %d, %d, %s>", dt.storage, d, tu.bm, kind_enum[kind]),
+             shape = string.format("64 keys x %d-query tiles, dK and dV alone (the separate dq pass's kv kernel), "
+                                   .. "2 warpgroups on head-dim halves, wgmma", tu.bm) }
   end
   local bn, bm = 64 * tu.nwg, tu.bm
   local nt = 128 * tu.nwg

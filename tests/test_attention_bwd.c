@@ -375,15 +375,14 @@ Test(attention_bwd_validation, kernels_that_fit_the_shared_memory)
    ranges, always within the bounds the kernels and the scratch assume. */
 /* The Hopper kvq tunings in the table: D 32, 64, 96 and 128 one each, the
    default on compute capability 9.0 (def90), D 256 (session 31's
-   candidates: three) forced only; each a kernel of 2 warpgroups on 128-key
+   candidate h1: one) forced only; each a kernel of 2 warpgroups on 128-key
    blocks whose shared memory is the template's layout (attnb_kvq_wg: 1 KiB
    of alignment slack, K and V, two stages of Q and dout, in tiles of whole
    panels (64 elements; D 32 and 96: 32, the 64-byte swizzle), dS^T, two
    stages of the f32 partial tile of pitch D + 8 and of the rows), or at D
-   256 on 64-key blocks (attnb_kvq_wgd: the same without
-   the partial tile; tuning 2 with the 16 KiB exchange buffer of its
-   product split), and fits the 227 KiB a block of compute capability
-   9.0; the instance for splits the same launch (D 256's tuning 1, dK / dV
+   256 on 64-key blocks (attnb_kvq_wgd: the same without the partial tile,
+   its dS^T slot unused), and fits the 227 KiB a block of compute capability
+   9.0; the instance for splits the same launch (D 256's tuning, dK / dV
    alone as the separate pass's kv kernel, path 4: no split instance, the
    same kernel in its place). */
 Test(attention_bwd_validation, hopper_tunings_and_their_defaults)
@@ -393,7 +392,7 @@ Test(attention_bwd_validation, hopper_tunings_and_their_defaults)
         for (int s = 0; s < KG_ATTNB_DIM_COUNT; s++) {
             const int D = kg_attnb_dims[s];
             const kg_attnb_entry *e = &kg_attnb_table[dts[i]][s];
-            cr_assert_eq(e->ntunes90, D == 256 ? 3 : 1, "D%d: %d Hopper tunings", D, e->ntunes90);
+            cr_assert_eq(e->ntunes90, 1, "D%d: %d Hopper tunings", D, e->ntunes90);
             cr_assert_eq(e->def90, D != 256, "D%d: def90 %d", D, e->def90);
             for (int t = 0; t < e->ntunes90; t++)
                 for (int k = 0; k < KG_ATTN_KIND_COUNT; k++) {
@@ -402,17 +401,15 @@ Test(attention_bwd_validation, hopper_tunings_and_their_defaults)
                     /* panels of 64 elements; D 32's and D 96's of 32 (the 64-byte swizzle), no padding */
                     const int PW = D == 32 || D == 96 ? 32 : 64, DP = D;
                     cr_assert_eq(D % PW, 0, "D%d: whole panels", D);
-                    const int kvo = D == 256 && t == 1; /* dK / dV alone */
+                    const int kvo = D == 256; /* dK / dV alone */
                     cr_assert(l->threads == 256 && BN == (D == 256 ? 64 : 128) && l->path == (kvo ? 4 : 2),
                               "D%d tuning %d: %d threads, %d keys, path %d", D, t, l->threads, BN, l->path);
                     cr_assert(BM == 64 || (BM == 128 && D < 256), "D%d tuning %d: %d-query tiles", D, t, BM);
-                    /* (D 256: no partial tile, 206848 bytes; tuning 2 (PS) the
-                       exchange buffer, BM / 2 f32 for each of 128 threads) */
-                    const int ps = D == 256 && t == 2;
+                    /* (D 256: no partial tile, 206848 bytes) */
                     const int need = 1024 + 2 * BN * DP * 2 + 4 * BM * DP * 2 + BN * BM * 2 +
-                                     (D == 256 ? 0 : 2 * BM * (D + 8) * 4) + 4 * BM * 4 + (ps ? BM / 2 * 128 * 4 : 0);
+                                     (D == 256 ? 0 : 2 * BM * (D + 8) * 4) + 4 * BM * 4;
                     if (D == 256)
-                        cr_assert_eq(need, ps ? 223232 : 206848, "D256 tuning %d: the layout is %d bytes", t, need);
+                        cr_assert_eq(need, 206848, "D256 tuning %d: the layout is %d bytes", t, need);
                     cr_assert_eq(l->smem, need, "D%d tuning %d: %d bytes of shared memory, the layout %d", D, t,
                                  l->smem, need);
                     cr_assert_leq(l->smem, 232448, "D%d tuning %d: %d bytes", D, t, l->smem);
@@ -562,17 +559,13 @@ Test(attention_bwd_validation, hopper_tile_layouts_against_a_model_of_the_operan
     }
     /* D 256 (attnb_kvq_wgd): 64-key blocks, 64-query tiles, 128-byte
        swizzle; S^T / dP^T from all 64 rows of K / V in both warpgroups (the
-       descriptors of warpgroup 0), dV / dK / dQ from warpgroup w's half of
-       the head dim (panels 2 w, 2 w + 1: N 128 from column 128 w) */
+       descriptors of warpgroup 0), dV / dK from warpgroup w's half of the
+       head dim (panels 2 w, 2 w + 1: N 128 from column 128 w) */
     {
         const int D = 256, BM = 64, BN = 64, swb = 128;
         const uint32_t a0 = 1024 * 5, KB = (uint32_t)(BN * D * 2), QB = (uint32_t)(BM * D * 2);
         const uint32_t aK = a0, aV = aK + KB, aQ0 = aV + KB, aS = aQ0 + 4 * QB;
         cr_assert_eq(aS - a0 + (uint32_t)(BN * BM * 2) + 4 * BM * 4 + 1024, 206848u, "D256: the layout's bytes");
-        /* h2's exchange buffer right after the rows: BM / 2 f32 x 128 threads,
-           16-byte aligned, within its launch's 223232 bytes */
-        const uint32_t aX = aS + (uint32_t)(BN * BM * 2) + 4 * BM * 4;
-        cr_assert(aX % 16 == 0 && aX - a0 + (uint32_t)(BM / 2 * 128 * 4) + 1024 == 223232u, "D256 h2: the buffer");
         const uint32_t starts[7] = {aK, aV, aQ0, aQ0 + QB, aQ0 + 2 * QB, aQ0 + 3 * QB, aS};
         for (int i = 0; i < 7; i++)
             cr_assert_eq(starts[i] % 1024u, 0u, "D256: tile %d starts mid-atom", i);
@@ -580,14 +573,11 @@ Test(attention_bwd_validation, hopper_tile_layouts_against_a_model_of_the_operan
             model_kmajor(aK, BN, swb, 0, kk, D);
             model_kmajor(aQ0 + 2 * QB, BM, swb, -1, kk, D);
         }
-        for (int w = 0; w < 2; w++) {
+        for (int w = 0; w < 2; w++)
             for (int kk = 0; kk < BM / 16; kk++)
                 model_nmajor(aQ0 + QB, BM, swb, kk, 128 * w, 128, D); /* dout / Q's half */
-            for (int kk = 0; kk < BN / 16; kk++)
-                model_nmajor(aK, BN, swb, kk, 128 * w, 128, D); /* K's half for dQ */
-        }
-        /* the accumulators' rows and columns as attnb_kvq_wgd's stores and
-           the partial's load / store walk them (warpgroup w, warp wq, lane
+        /* the accumulators' rows and columns as attnb_kvq_wgd's dK / dV
+           stores walk them (warpgroup w, warp wq, lane
            (g, t), fragment half i, n8 tile n: row 16 wq + g + 8 i, columns
            128 w + 8 n + 2 t and + 1): every (row, column) of a 64 x 256 tile
            exactly once */
@@ -1852,35 +1842,6 @@ static void candidate_splits(const char *tune, kg_dtype dt, int D, const char *s
     set_hook("KG_ATTNB_TUNE", NULL);
 }
 
-/* Long key walks: the lane's dQ partial read back and added to in many key
-   tile): 1100 keys (18 blocks of 64) in 1 and 3 lanes, causal and not,
-   Sq < Sk and Sq > Sk (short query ranges: the float64 reference's time);
-   against the reference, the forced kernel asserted. */
-static void candidate_long_walks(const char *tune, kg_dtype dt, int D)
-{
-    if (!hopper_device())
-        cr_skip_test("not compute capability 9.0: KG_ATTNB_TUNE=%s runs the default", tune);
-    const int ti = tune[1] - '0';
-    set_hook("KG_ATTNB_TUNE", tune);
-    set_hook("KG_ATTNB_SPLIT", "1x1");
-    const char *lanes[2] = {"1", "3"};
-    const acase cases[] = {
-        {dt, 1, 2, 1, 64, 1100, D, 0, MASK_NONE, 0, 0, 0.f},
-        {dt, 1, 2, 1, 70, 1100, D, 1, MASK_NONE, 0, 1, 0.f},
-        {dt, 1, 2, 1, 400, 300, D, 1, MASK_NONE, 0, 0, 0.f},
-    };
-    for (int l = 0; l < 2; l++) {
-        set_hook("KG_ATTNB_LANES", lanes[l]);
-        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-            run_case(&cases[i]);
-            assert_forced_kernel(&cases[i], ti, 0);
-        }
-    }
-    set_hook("KG_ATTNB_LANES", NULL);
-    set_hook("KG_ATTNB_SPLIT", NULL);
-    set_hook("KG_ATTNB_TUNE", NULL);
-}
-
 /* one test per kernel, so that they run in parallel: D 32 and 96's Hopper
    kernels (tuning h0, their default on compute capability 9.0 since session
    32), forced so that each case asserts the kernel ran */
@@ -1892,26 +1853,11 @@ Test(attention_bwd, hopper_d96_one_lane) { candidate_one_lane("h0", KG_BF16, 96)
 Test(attention_bwd, hopper_d32_one_lane) { candidate_one_lane("h0", KG_BF16, 32); }
 Test(attention_bwd, hopper_d96_splits_2x2) { candidate_splits("h0", KG_F16, 96, "2x2"); }
 Test(attention_bwd, hopper_d32_splits_2x2) { candidate_splits("h0", KG_F16, 32, "2x2"); }
-/* D 256's head-dim-split kernel (attnb_kvq_wgd, tuning h0) */
-Test(attention_bwd, hopper_candidate_d256_h0_bf16) { candidate_cases("h0", KG_BF16, 256); }
-Test(attention_bwd, hopper_candidate_d256_h0_f16) { candidate_cases("h0", KG_F16, 256); }
-Test(attention_bwd, hopper_candidate_d256_h0_one_lane) { candidate_one_lane("h0", KG_BF16, 256); }
-Test(attention_bwd, hopper_candidate_d256_h0_one_lane_f16) { candidate_one_lane("h0", KG_F16, 256); }
-Test(attention_bwd, hopper_candidate_d256_h0_splits_2x2) { candidate_splits("h0", KG_F16, 256, "2x2"); }
-Test(attention_bwd, hopper_candidate_d256_h0_splits_3x1) { candidate_splits("h0", KG_BF16, 256, "3x1"); }
-Test(attention_bwd, hopper_candidate_d256_h0_long_walks) { candidate_long_walks("h0", KG_BF16, 256); }
-/* D 256's dK / dV-only kernel (h1: the separate pass's kv kernel, no query
-   splits; dq from attnb_q_tc) */
-Test(attention_bwd, hopper_candidate_d256_h1_bf16) { candidate_cases("h1", KG_BF16, 256); }
-Test(attention_bwd, hopper_candidate_d256_h1_f16) { candidate_cases("h1", KG_F16, 256); }
-Test(attention_bwd, hopper_candidate_d256_h1_one_lane) { candidate_one_lane("h1", KG_F16, 256); }
-/* D 256's product split (h2: S^T in warpgroup 0, dP^T in warpgroup 1,
-   handed over through shared memory) */
-Test(attention_bwd, hopper_candidate_d256_h2_bf16) { candidate_cases("h2", KG_BF16, 256); }
-Test(attention_bwd, hopper_candidate_d256_h2_f16) { candidate_cases("h2", KG_F16, 256); }
-Test(attention_bwd, hopper_candidate_d256_h2_one_lane) { candidate_one_lane("h2", KG_BF16, 256); }
-Test(attention_bwd, hopper_candidate_d256_h2_splits_2x2) { candidate_splits("h2", KG_F16, 256, "2x2"); }
-Test(attention_bwd, hopper_candidate_d256_h2_long_walks) { candidate_long_walks("h2", KG_F16, 256); }
+/* D 256's dK / dV kernel (attnb_kvq_wgd, tuning h0, session 31's h1: the
+   separate pass's kv kernel, no query splits; dq from attnb_q_tc) */
+Test(attention_bwd, hopper_d256_bf16) { candidate_cases("h0", KG_BF16, 256); }
+Test(attention_bwd, hopper_d256_f16) { candidate_cases("h0", KG_F16, 256); }
+Test(attention_bwd, hopper_d256_one_lane) { candidate_one_lane("h0", KG_F16, 256); }
 
 /* The same call twice gives the same bits (GQA sums, dq, every dtype). */
 Test(attention_bwd, bitwise_reproducible)
