@@ -357,16 +357,18 @@ M.wg_kvq = {
   -- D 96 with the deferred dQ x 1.330, without it x 1.296.
   [32] = { { nwg = 2, bm = 128, sw = 64 } },
   [96] = { { nwg = 2, bm = 64, dqd = true, sw = 64 } },
-  -- D 256 (session 31's candidate h1, forced only): hd, the kernel whose
+  -- D 256 (session 31's candidate h1; the default since session 32, pending
+  -- the rerun of the named causal row, see below): hd, the kernel whose
   -- two warpgroups split the head dim (attnb_kvq_wgd, templates/
   -- attention_bwd_sm90d.cuh): 64-key blocks, each warpgroup dK / dV of all 64
   -- keys x 128 columns, S^T / dP^T in both; kvo: dK / dV alone, run as the
   -- separate dq pass's kv kernel (path 4 in the table; attnb_q_tc writes
-  -- dq). The portable kvq does not fit D 256 (tc_kvq): its default is the
-  -- separate dq pass with the portable kv kernel. Round s31r1 (NVIDIA H100
+  -- dq). The portable kvq does not fit D 256 (tc_kvq): off Hopper its
+  -- default is the separate dq pass with the portable kv kernel. Round s31r1 (NVIDIA H100
   -- 80GB HBM3, 2026-12-05), x = main's time / this one's: bf16 H16 B32 S1024
   -- x 1.321, causal x 1.315, B8 S4096 x 1.335, 5 other rows x 1.327-1.390;
-  -- the named B8 S4096 causal row was cut by the step's timeout. Dropped
+  -- the named B8 S4096 causal row was cut by the step's timeout (timed in
+  -- session 32: x D256-CAUSAL-S4K). Dropped
   -- (session 32): the fused forms (h0: dQ partials through global memory;
   -- h2: S^T / dP^T once, one warpgroup each), x 0.993 and x 0.975 on bf16
   -- B8 H16 S4096 D256.
@@ -385,7 +387,7 @@ end
 -- compute capability 9.0 (their kernels in the module attnb90_<dtype>); the
 -- others' Hopper tunings run only where KG_ATTNB_TUNE=h<i> names one (module
 -- attnb90c_<dtype>).
-M.wg_default = { [32] = true, [64] = true, [96] = true, [128] = true }
+M.wg_default = { [32] = true, [64] = true, [96] = true, [128] = true, [256] = true }
 
 local function wg_plan(dt, d, kind, tu, spl)
   if tu.hd then
@@ -475,8 +477,11 @@ function M.generate(G)
     local dt = by[name]
     local module = G:module("attnb_" .. name)
     local module90 = name ~= "f32" and G:module("attnb90_" .. name, { sm90a = true }) or nil
-    -- the forced-only Hopper kernels (head dims not in M.wg_default)
-    local module90c = name ~= "f32" and G:module("attnb90c_" .. name, { sm90a = true }) or nil
+    -- the forced-only Hopper kernels (head dims not in M.wg_default; none
+    -- since session 32: no module then)
+    local any90c = false
+    for d in pairs(M.wg_kvq) do any90c = any90c or not M.wg_default[d] end
+    local module90c = name ~= "f32" and any90c and G:module("attnb90c_" .. name, { sm90a = true }) or nil
     local kernels, kernels90, kernels90c = {}, {}, {}
     local function add_to(mod, list, kname, pl, desc)
       local idx = G:kernel({ name = kname, module = mod, vec = 1, desc = desc })
@@ -594,13 +599,15 @@ function M.generate(G)
       G:write("attnb90_" .. name .. ".cu", G:render("attention_bwd.cu", {
         header = G.header("templates/attention_bwd.cu and gen/attention_bwd.lua"),
         dtype = dt, dims = d90, kinds = M.kinds, kernels = kernels90,
-        path = "wgmma (sm_90a)", include = "attention_bwd_sm90.cuh",
+        path = "wgmma (sm_90a)", include = "attention_bwd_sm90d.cuh", -- (it includes attention_bwd_sm90.cuh)
       }))
-      G:write("attnb90c_" .. name .. ".cu", G:render("attention_bwd.cu", {
-        header = G.header("templates/attention_bwd.cu and gen/attention_bwd.lua"),
-        dtype = dt, dims = d90c, kinds = M.kinds, kernels = kernels90c,
-        path = "wgmma (sm_90a), forced only (KG_ATTNB_TUNE=h<i>)", include = "attention_bwd_sm90d.cuh",
-      }))
+      if module90c then
+        G:write("attnb90c_" .. name .. ".cu", G:render("attention_bwd.cu", {
+          header = G.header("templates/attention_bwd.cu and gen/attention_bwd.lua"),
+          dtype = dt, dims = d90c, kinds = M.kinds, kernels = kernels90c,
+          path = "wgmma (sm_90a), forced only (KG_ATTNB_TUNE=h<i>)", include = "attention_bwd_sm90d.cuh",
+        }))
+      end
     end
   end
   local dims = {}

@@ -21,8 +21,8 @@
  *          splits, see kgi_attnb_split): dk, dv = the splits' f32 partials
  *          added up in split order;
  * the separate dq pass (KG_ATTNB_TUNE=sep; f16 / bf16 D 256's default):
- *   kv     dk and dv, grid (key blocks, Hkv, B) (or a Hopper tuning of dK
- *          and dV alone, table path 4, where KG_ATTNB_TUNE names one);
+ *   kv     dk and dv, grid (key blocks, Hkv, B) (on compute capability 9.0
+ *          at f16 / bf16 D 256 the Hopper dK / dV kernel, table path 4);
  *   q      dq, grid (query blocks, Hq, B), recomputing the scores.
  * No atomics; the lane count is a function of the shape: the same call
  * gives the same bits.
@@ -553,9 +553,10 @@ static int smem_limit(const kg_context *ctx)
 }
 
 /* The kvq kernel of a call: the Hopper one (tuning 0) on compute capability
-   9.0 where generated as the default (the entry's def90; the head dims whose
-   Hopper tunings are candidates run them only where KG_ATTNB_TUNE names
-   one), else the portable one (the entry's kvq_default);
+   9.0 where generated as the default (the entry's def90; at D 256 a dK / dV
+   kernel, path 4, that the caller runs as the separate pass's kv kernel;
+   head dims whose Hopper tunings are candidates run them only where
+   KG_ATTNB_TUNE names one), else the portable one (the entry's kvq_default);
    NULL for the separate dq kernel. KG_ATTNB_TUNE, a tuning hook for benchmarks and
    tests, overrides it: "h<i>" Hopper tuning i (where it runs), "<i>"
    portable tuning i, "sep" the separate dq kernel, and a trailing 'r' or 'f'
@@ -589,7 +590,10 @@ static kg_status pick_kvq(kg_context *ctx, const attnb_hooks *hk, const kg_attnb
         if (i < e->ntunes)
             want = i, forced = 1;
     }
-    if (hopper && e->def90 && want >= 0 && !forced) {
+    /* (not "want >= 0": D 256 has no portable kvq, its Hopper default is the
+       separate pass's kv kernel, path 4; "sep" and a forced "<i>" keep their
+       meaning) */
+    if (hopper && e->def90 && !forced && !(env && strcmp(env, "sep") == 0)) {
         *out = &e->kvq90[0][kind];
         return KG_OK;
     }

@@ -4,8 +4,9 @@
  * 64 keys x D would take 256 f32 registers a thread): the two warpgroups of
  * a block split the head dim instead of the keys. It is the separate dq
  * pass's kv kernel (table path 4; attnb_q_tc then writes dq), grid: key
- * blocks x Hkv x B, one key block a block. Session 31 candidate h1, forced
- * only (KG_ATTNB_TUNE=h0 at D 256; gen/attention_bwd.lua).
+ * blocks x Hkv x B, one key block a block. Session 31's candidate h1, the
+ * D 256 default on compute capability 9.0 since session 32 (gen/
+ * attention_bwd.lua; KG_ATTNB_TUNE=sep runs the portable kv kernel).
  *
  * A block is 2 warpgroups on BN = 64 keys; warpgroup w keeps dK and dV of
  * all 64 keys for head-dim columns [w D / 2, + D / 2) in registers for the

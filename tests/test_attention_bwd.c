@@ -373,9 +373,9 @@ Test(attention_bwd_validation, kernels_that_fit_the_shared_memory)
 /* The query splits' plan (kgi_attnb_split): none where the kvq grid fills
    the SMs already, splits where few (batch, kv head) pairs walk long key
    ranges, always within the bounds the kernels and the scratch assume. */
-/* The Hopper kvq tunings in the table: D 32, 64, 96 and 128 one each, the
-   default on compute capability 9.0 (def90), D 256 (session 31's
-   candidate h1: one) forced only; each a kernel of 2 warpgroups on 128-key
+/* The Hopper kvq tunings in the table: one at every head dim, the default
+   on compute capability 9.0 (def90; D 256's since session 32, session 31's
+   candidate h1); each a kernel of 2 warpgroups on 128-key
    blocks whose shared memory is the template's layout (attnb_kvq_wg: 1 KiB
    of alignment slack, K and V, two stages of Q and dout, in tiles of whole
    panels (64 elements; D 32 and 96: 32, the 64-byte swizzle), dS^T, two
@@ -393,7 +393,7 @@ Test(attention_bwd_validation, hopper_tunings_and_their_defaults)
             const int D = kg_attnb_dims[s];
             const kg_attnb_entry *e = &kg_attnb_table[dts[i]][s];
             cr_assert_eq(e->ntunes90, 1, "D%d: %d Hopper tunings", D, e->ntunes90);
-            cr_assert_eq(e->def90, D != 256, "D%d: def90 %d", D, e->def90);
+            cr_assert_eq(e->def90, 1, "D%d: def90 %d", D, e->def90);
             for (int t = 0; t < e->ntunes90; t++)
                 for (int k = 0; k < KG_ATTN_KIND_COUNT; k++) {
                     const kg_attnb_launch *l = &e->kvq90[t][k], *ls = &e->kvq90s[t][k];
@@ -1853,8 +1853,9 @@ Test(attention_bwd, hopper_d96_one_lane) { candidate_one_lane("h0", KG_BF16, 96)
 Test(attention_bwd, hopper_d32_one_lane) { candidate_one_lane("h0", KG_BF16, 32); }
 Test(attention_bwd, hopper_d96_splits_2x2) { candidate_splits("h0", KG_F16, 96, "2x2"); }
 Test(attention_bwd, hopper_d32_splits_2x2) { candidate_splits("h0", KG_F16, 32, "2x2"); }
-/* D 256's dK / dV kernel (attnb_kvq_wgd, tuning h0, session 31's h1: the
-   separate pass's kv kernel, no query splits; dq from attnb_q_tc) */
+/* D 256's dK / dV kernel (attnb_kvq_wgd, tuning h0, the default since
+   session 32, session 31's h1: the separate pass's kv kernel, no query
+   splits; dq from attnb_q_tc) */
 Test(attention_bwd, hopper_d256_bf16) { candidate_cases("h0", KG_BF16, 256); }
 Test(attention_bwd, hopper_d256_f16) { candidate_cases("h0", KG_F16, 256); }
 Test(attention_bwd, hopper_d256_one_lane) { candidate_one_lane("h0", KG_F16, 256); }
