@@ -292,9 +292,63 @@ KG_API int kg_ew_tperma_by_default(const kg_tperm *tp)
    (0) (KG_EW_TUNE_TPERMS). */
 static int tperms_mode = 2;
 
+/* the c axes <op>_tperms serves (KG_EW_TUNE_TPERMS_CHAIN): 0 (the default)
+   one dim of unit output stride; 1 also several dims that chain in the
+   output (kg_ew_tp_c_chained), the rows' input offsets from a table. A
+   candidate, not measured (session 31): the f32 rows at 69-74% of copy on
+   the H100 (s30f: [33,64,95,91] p3.1.0.2 68.9%, p1.3.0.2 and p1.3.2.0
+   73.5%, sweep 203x189x569 p2.1.0 72.2%, 109x189x201x7 p3.1.0.2 72.7%,
+   95x29x113x71 p1.3.0.2 74.1%) run tperm because their output's dim 0 is
+   short (95, 33, 203, 201, 113 positions) and the plan folds the next
+   output dim into c, which kg_ew_tperms_ok refused: their odd output rows
+   (3135, 38367, 21909, 10735 positions) write partial sectors as tperm's
+   did on the rows tperms took in s22 (+8 to +16 points of copy there). */
+static int tperms_chain = 0;
+
+KG_API int kg_ew_tp_c_chained(const kg_tperm *tp, int maxd)
+{
+    const int nd = tp->nd[KG_TP_C];
+    if (nd < 1 || nd > maxd || nd > KG_LAYOUT_MAX_DIMS || tp->stride[KG_TP_C][0][0] != 1)
+        return 0;
+    for (int i = 1; i < nd; i++)
+        if ((int64_t)tp->stride[KG_TP_C][0][i] != (int64_t)tp->stride[KG_TP_C][0][i - 1] * tp->size[KG_TP_C][i - 1])
+            return 0;
+    return 1;
+}
+
 KG_API int kg_ew_tperms_ok(const kg_tperm *tp)
 {
-    return (tp->staged & 2u) && !tp->rect && !tp->words && tp->nd[KG_TP_C] == 1 && tp->stride[KG_TP_C][0][0] == 1;
+    return (tp->staged & 2u) && !tp->rect && !tp->words && kg_ew_tp_c_chained(tp, tperms_chain ? KG_LAYOUT_MAX_DIMS : 1);
+}
+
+/* <op>_tpermc (templates/elementwise_tpc.cuh; copies of 2-byte elements):
+   tperm's square tiles (tperma's plan, any folds) with each output row cut
+   at its first 32-byte sector and stored as aligned 16-byte chunks, where
+   kg_ew_tpermc_ok (the c axis one run of the output). KG_EW_TUNE_TPERMC: 0
+   (the default) forced only; 1 by the default choice on the copies it
+   would run by tperma or tperm / tperm2 with square tiles (after the tpx
+   rules) whose output rows start off sectors (kg_ew_tpermc_rows_off); 2
+   the same wherever kg_ew_tpermc_ok. A candidate, not measured (session
+   31, for round s30r1's finding: the bf16 tperma rows at 54.6-54.9% of
+   copy wrote 1.41-1.43 times the output's L2 sectors; tpx, which cuts at
+   sectors, cannot plan them well: [33,64,95,91] p3.1.0.2's input run is 91
+   positions, 2 j tiles of 62 at 73%, [157,195,73,11] p3.1.0.2's 11, one
+   at 18%, and [429,487,105] p2.1.0's c tiles of 64 are outside rule A). */
+static int tpermc_mode = 0;
+
+KG_API int kg_ew_tpermc_ok(const kg_tperm *tp)
+{
+    return (tp->staged & 2u) && !tp->rect && !tp->words && kg_ew_tp_c_chained(tp, KG_LAYOUT_MAX_DIMS);
+}
+
+KG_API int kg_ew_tpermc_rows_off(const kg_tperm *tp, const void *out)
+{
+    int off = (uintptr_t)out % 32 != 0;
+    for (int d = 0; d < tp->nd[KG_TP_J]; d++)
+        off |= tp->stride[KG_TP_J][0][d] % 16 != 0;
+    for (int d = 0; d < tp->nd[KG_TP_B]; d++)
+        off |= tp->stride[KG_TP_B][0][d] % 16 != 0;
+    return off;
 }
 
 /* H200 s22r2 (same process, % of copy, main's tperm -> tperms, every f32
@@ -1390,7 +1444,8 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         ok[KG_EW_ND64] = 1;
         if (force >= 0 && force < KG_EW_VARIANT_COUNT && ok[force])
             var = force;
-        else if ((force == KG_EW_TPERM || force == KG_EW_TPERMA || force == KG_EW_TPERMS) && tperm_ok)
+        else if ((force == KG_EW_TPERM || force == KG_EW_TPERMA || force == KG_EW_TPERMS || force == KG_EW_TPERMC) &&
+                 tperm_ok)
             var = KG_EW_TPERM;
         else if (ok[KG_EW_DENSE])
             var = KG_EW_DENSE;
@@ -1557,6 +1612,18 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
                            tpermw_form ? tpx_pad(tpermw_bps) : 0);
             break;
         }
+        /* <op>_tpermc (2-byte copies, output rows cut at sectors in 16-byte
+           chunks on tperm's plan; elementwise_tpc.cuh): forced, or
+           KG_EW_TUNE_TPERMC 1 / 2 on what tperma or tperm / tperm2 would run;
+           the last kernel of the 2-byte copy's (after tplanem) */
+        if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype && kg_dtype_size(dt) == 2 && kg_ew_tpermc_ok(&tp) &&
+            (force == KG_EW_TPERMC ||
+             (force < 0 && tperm_mode == 0 &&
+              (tpermc_mode == 2 || (tpermc_mode == 1 && kg_ew_tpermc_rows_off(&tp, p.out)))))) {
+            ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPERMC;
+            st = kg_launch(ctx, tperm_k + 9, (dim3){tp.tiles, 1, 1}, threads, args, 0);
+            break;
+        }
         /* <op>_tperma: after tchunk (tperm, tperm2, rowsv, tplanev, tslab,
            tchunk, tperma) */
         if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype && kg_dtype_size(dt) == 2 && !tp.rect && !tp.words &&
@@ -1644,6 +1711,8 @@ static const struct {
     {KG_EW_TUNE_TPX_A, &tpx_a_mode, 0, 1, 1},
     {KG_EW_TUNE_TPLANEM, &tplanem_mode, 0, 1, 1},
     {KG_EW_TUNE_TPLANEM_BYTES, &tplanem_bytes, 64, 49120, 16384},
+    {KG_EW_TUNE_TPERMC, &tpermc_mode, 0, 2, 0},
+    {KG_EW_TUNE_TPERMS_CHAIN, &tperms_chain, 0, 1, 0},
 };
 
 int kg_test_ew_tune(int what, int value)

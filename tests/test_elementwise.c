@@ -15,6 +15,7 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -3990,4 +3991,200 @@ Test(tperm_plan, default_choice_follows_the_measured_winners)
         const int got = kg_ew_tperm_preferred(&tp, &pm, permf_ok && !pm.fold_c && !pm.fold_j, 0, es[0], es[0]);
         cr_assert_eq(got, gs[i].want, "GPU test case %zu: tperm preferred %d, want %d", i, got, gs[i].want);
     }
+}
+
+/* ---- tpermc / tperms on chained c axes: output rows cut at sectors on tperm's plan ---- */
+
+/* The cut kernels on tperm's square-tile plan tp of the copy layout L
+   (<op>_tpermc, es 2, templates/elementwise_tpc.cuh; <op>_tperms with a c
+   axis of several dims, es 4, elementwise_tph.cuh), walked as they walk
+   it, the output's address `phase` elements past a 32-byte sector: tile t
+   -> (c tile, j tile, b) in the plan's block order (kg_tp_where); the
+   tile loads c rows c0 .. c0 + 63 + S (S = 32 / es positions a sector)
+   that are inside the axis; output row j owns the 64 positions from its
+   first sector boundary at or after c0 (the first c tile from 0, the last
+   to the axis's end), each whole 16-byte chunk from that boundary (es 2)
+   aligned. Asserts that the c axis is one run of the output, that every
+   output element is written once (hits), from the input element the
+   layout puts there, by a tile that loaded its c row. */
+static void walk_cut_tiles(const kg_layout *L, const kg_tperm *tp, int es, uint32_t phase, unsigned char *hits,
+                           int64_t n, const char *what)
+{
+    const int S = 32 / es, T = 64;
+    const int64_t nc = tp->n[KG_TP_C], nj = tp->n[KG_TP_J];
+    cr_assert_eq((int64_t)tp->tiles, (int64_t)tp->tiles_c * tp->tiles_j * tp->n[KG_TP_B], "%s: tiles", what);
+    cr_assert_eq((int64_t)tp->tiles_c, (nc + T - 1) / T, "%s: c tiles", what);
+    cr_assert_eq((int64_t)tp->tiles_j, (nj + T - 1) / T, "%s: j tiles", what);
+    memset(hits, 0, (size_t)n);
+    for (uint32_t t = 0; t < tp->tiles; t++) {
+        uint32_t ct, jt, b;
+        if (tp->jfirst) {
+            jt = t % tp->tiles_j;
+            ct = t / tp->tiles_j % tp->tiles_c;
+            b = t / tp->tiles_j / tp->tiles_c;
+        } else {
+            ct = t % tp->tiles_c;
+            jt = t / tp->tiles_c % tp->tiles_j;
+            b = t / tp->tiles_c / tp->tiles_j;
+        }
+        int64_t bo[2] = {0, 0};
+        tp_axis_offsets(tp, KG_TP_B, b, bo);
+        const int64_t c0 = (int64_t)ct * T, j0 = (int64_t)jt * T, ncr = nc - c0;
+        const int64_t jn = nj - j0 < T ? nj - j0 : T;
+        for (int64_t c = 0; c < ncr && c < T + S; c++) { /* the loads: the c axis is one run of the output */
+            int64_t co[2] = {0, 0};
+            tp_axis_offsets(tp, KG_TP_C, c0 + c, co);
+            cr_assert_eq(co[0], c0 + c, "%s: c position %lld is not output element %lld of its row", what,
+                         (long long)(c0 + c), (long long)(c0 + c));
+        }
+        for (int64_t jj = 0; jj < jn; jj++) { /* the stores */
+            int64_t jo[2] = {0, 0};
+            tp_axis_offsets(tp, KG_TP_J, j0 + jj, jo);
+            const int64_t ro = bo[0] + jo[0] + c0;
+            const int h = (int)((uint64_t)(S - (int64_t)((phase + (uint64_t)ro) % (uint64_t)S)) % (uint64_t)S);
+            cr_assert_eq((phase + (uint64_t)(ro + h)) % (uint64_t)S, 0u, "%s: row %lld cut off a sector", what,
+                         (long long)(j0 + jj));
+            for (int64_t cc = ct ? h : 0; cc < h + T && cc < ncr; cc++) {
+                cr_assert(cc < T + S, "%s: position %lld of tile %u not loaded", what, (long long)cc, t);
+                if (es == 2 && cc >= h && (cc - h) % 8 == 0 && cc + 8 <= ncr)
+                    cr_assert_eq((phase + (uint64_t)(ro + cc)) % 8, 0u, "%s: a chunk off 16 bytes", what);
+                const int64_t o = ro + cc;
+                cr_assert(o >= 0 && o < n, "%s: output offset %lld", what, (long long)o);
+                hits[o]++;
+                int64_t r = o, want = 0; /* the input element the layout puts at o */
+                for (int d = 0; d < L->ndim; d++) {
+                    want += r % L->size[d] * L->stride[1][d];
+                    r /= L->size[d];
+                }
+                int64_t co[2] = {0, 0};
+                tp_axis_offsets(tp, KG_TP_C, c0 + cc, co);
+                cr_assert_eq(bo[1] + co[1] + jo[1], want, "%s: input offset of output element %lld", what,
+                             (long long)o);
+            }
+        }
+    }
+    for (int64_t e = 0; e < n; e++)
+        cr_assert_eq(hits[e], 1, "%s phase %u: element %lld written %d times", what, phase, (long long)e, hits[e]);
+}
+
+/* Every permutation of 2 to 5 dims (odd and even sizes, short dims that
+   fold, small versions of the perm bench's slow rows: [13,8,19,11] for
+   [33,64,95,91], [43,49,11] for [429,487,105], [15,19,7,5] for
+   [157,195,73,11]; whole tiles with a b dim; a long c axis whose j tiles
+   go first for 4-byte elements) planned by kg_ew_plan_tperm
+   for 2-byte elements
+   (kg_ew_tpermc_ok plans) and 4-byte ones (kg_ew_tperms_ok under
+   KG_EW_TUNE_TPERMS_CHAIN 1), walked as tpermc / tperms walk them at each
+   phase of the output's address within a sector; the walks must include
+   c axes of 2 and more dims, j axes of several dims, b dims and both
+   block orders. */
+Test(tperm_plan, cut_tiles_on_chained_c_axes_cover_each_element_once)
+{
+    static const struct {
+        int nd;
+        int64_t P[5];
+    } cs[] = {{2, {130, 67}},      {3, {37, 66, 45}},    {4, {5, 34, 7, 67}},  {5, {3, 5, 7, 9, 11}},
+              {3, {65, 129, 63}},  {4, {13, 8, 19, 11}}, {3, {43, 49, 11}},    {4, {15, 19, 7, 5}},
+              {3, {7, 301, 5}},    {2, {25, 1155}},      {4, {3, 70, 5, 67}},  {3, {3, 64, 128}},
+              {3, {5, 128, 192}},  {3, {16411, 3, 5}}};
+    const int was = kg_test_ew_tune(KG_EW_TUNE_TPERMS_CHAIN, 1);
+    for (int es = 2; es <= 4; es += 2) {
+        int walked = 0, cfold = 0, c3 = 0, jfold = 0, bdims = 0, jfirst = 0;
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+            const int nd = cs[i].nd;
+            int p[5] = {0, 1, 2, 3, 4};
+            int64_t n = 1;
+            for (int d = 0; d < nd; d++)
+                n *= cs[i].P[d];
+            unsigned char *hits = calloc((size_t)n, 1);
+            cr_assert_not_null(hits);
+            do {
+                const kg_layout L = copy_in_order_layout(nd, cs[i].P, p, es == 2 ? KG_BF16 : KG_F32);
+                const size_t esz[KG_EW_MAX_OPERANDS] = {(size_t)es, (size_t)es, 0, 0};
+                kg_tperm tp;
+                if (L.ndim < 2 || !kg_ew_plan_tperm(&L, esz, &tp))
+                    continue;
+                if (!(es == 2 ? kg_ew_tpermc_ok(&tp) : kg_ew_tperms_ok(&tp)))
+                    continue;
+                cr_assert_eq(kg_ew_tpermc_ok(&tp), kg_ew_tperms_ok(&tp), "case %zu: tpermc / tperms disagree", i);
+                walked++;
+                cfold += tp.nd[KG_TP_C] > 1;
+                c3 += tp.nd[KG_TP_C] > 2;
+                jfold += tp.nd[KG_TP_J] > 1;
+                bdims += tp.nd[KG_TP_B] > 0;
+                jfirst += tp.jfirst != 0;
+                char what[96];
+                snprintf(what, sizeof what, "es %d case %zu perm %d%d%d%d%d", es, i, p[0], p[1], p[2], p[3], p[4]);
+                for (uint32_t phase = 0; phase < (uint32_t)(32 / es); phase++)
+                    walk_cut_tiles(&L, &tp, es, phase, hits, n, what);
+            } while (next_perm(p, nd));
+            free(hits);
+        }
+        cr_assert(walked >= 60 && cfold >= 10 && c3 >= 1 && jfold >= 10 && bdims >= 2 && (es == 2 || jfirst >= 1),
+                  "es %d: %d plans walked, %d with c of several dims (%d of 3+), %d with j folded, %d with b dims, %d "
+                  "j tiles first",
+                  es, walked, cfold, c3, jfold, bdims, jfirst);
+    }
+    kg_test_ew_tune(KG_EW_TUNE_TPERMS_CHAIN, was);
+}
+
+/* kg_ew_tp_c_chained, kg_ew_tpermc_ok, kg_ew_tpermc_rows_off and
+   kg_ew_tperms_ok (KG_EW_TUNE_TPERMS_CHAIN) on the perm bench's slow rows
+   (input a = a dense buffer of physical shape P read in the order p, out
+   dense and aligned; H100 s30f, % of copy): bf16 [33,64,95,91] p3.1.0.2
+   (tperma, 54.9), p1.3.0.2 (58.3), [429,487,105] p2.1.0 (54.8),
+   [157,195,73,11] p3.1.0.2 (54.9) have c axes that are one run of the
+   output and rows off sectors; p2.1.3.0 (61.6) folds c over dims that do
+   not chain (33 and 64 of output strides 1 and 3003), p2.1.0.3 (55.1)
+   does not stage its input; p3.0.1.2 (67.7) has its rows on sectors.
+   f32: p3.1.0.2 (68.9), p1.3.0.2 (73.5), sweep 203x189x569 p2.1.0 (72.2)
+   are tperm's because their c axis has two dims: tperms takes them only
+   under KG_EW_TUNE_TPERMS_CHAIN 1, then by its default rule. And the two
+   tunings are off by default. */
+Test(tperm_plan, tpermc_and_chained_tperms_on_the_bench_rows)
+{
+    const int was_c = kg_test_ew_tune(KG_EW_TUNE_TPERMC, 0), was_s = kg_test_ew_tune(KG_EW_TUNE_TPERMS_CHAIN, 0);
+    cr_assert_eq(was_c, 0, "KG_EW_TUNE_TPERMC is on by default");
+    cr_assert_eq(was_s, 0, "KG_EW_TUNE_TPERMS_CHAIN is on by default");
+    static const struct {
+        int nd;
+        int64_t P[4];
+        int p[4];
+        int es, ok, off, cd; /* kg_ew_tpermc_ok (es 2) / kg_ew_tperms_ok under the chain tuning (es 4), rows off
+                                sectors, c dims */
+    } cs[] = {
+        {4, {33, 64, 95, 91}, {3, 1, 0, 2}, 2, 1, 1, 2}, {4, {33, 64, 95, 91}, {1, 3, 0, 2}, 2, 1, 1, 2},
+        {3, {429, 487, 105}, {2, 1, 0}, 2, 1, 1, 1},     {4, {157, 195, 73, 11}, {3, 1, 0, 2}, 2, 1, 1, 2},
+        {4, {33, 64, 95, 91}, {2, 1, 3, 0}, 2, 0, 1, 2}, {4, {33, 64, 95, 91}, {2, 1, 0, 3}, 2, 0, 1, 2},
+        {4, {33, 64, 95, 91}, {3, 0, 1, 2}, 2, 1, 0, 1}, {4, {33, 64, 95, 91}, {3, 1, 0, 2}, 4, 1, 1, 2},
+        {4, {33, 64, 95, 91}, {1, 3, 0, 2}, 4, 1, 1, 2}, {3, {203, 189, 569}, {2, 1, 0}, 4, 1, 1, 2},
+        {4, {33, 64, 95, 91}, {2, 1, 3, 0}, 4, 0, 1, 2},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, cs[i].es == 2 ? KG_BF16 : KG_F32);
+        const size_t es[KG_EW_MAX_OPERANDS] = {(size_t)cs[i].es, (size_t)cs[i].es, 0, 0};
+        kg_tperm tp;
+        cr_assert(kg_ew_plan_tperm(&L, es, &tp), "case %zu: no tperm plan", i);
+        cr_assert_eq(tp.nd[KG_TP_C], cs[i].cd, "case %zu: c dims", i);
+        cr_assert_eq(kg_ew_tpermc_rows_off(&tp, KT_DEV(1 << 28)), cs[i].off, "case %zu: rows off sectors", i);
+        cr_assert(kg_ew_tpermc_rows_off(&tp, KT_DEV((1 << 28) + 2)), "case %zu: output 2 bytes off", i);
+        if (cs[i].es == 2) {
+            cr_assert_eq(kg_ew_tpermc_ok(&tp), cs[i].ok, "case %zu: tpermc_ok", i);
+            cr_assert(!cs[i].ok || kg_ew_tperma_by_default(&tp), "case %zu: main runs tperma", i);
+        } else {
+            cr_assert_eq(kg_ew_tperms_ok(&tp), cs[i].ok && cs[i].cd == 1, "case %zu: tperms_ok, chain off", i);
+            cr_assert(!kg_ew_tperms_by_default(&tp, KT_DEV(1 << 28)) || cs[i].cd == 1, "case %zu: main's tperms", i);
+            kg_test_ew_tune(KG_EW_TUNE_TPERMS_CHAIN, 1);
+            cr_assert_eq(kg_ew_tperms_ok(&tp), cs[i].ok, "case %zu: tperms_ok, chain on", i);
+            cr_assert_eq(kg_ew_tperms_by_default(&tp, KT_DEV(1 << 28)), cs[i].ok && cs[i].off, "case %zu: rule", i);
+            kg_test_ew_tune(KG_EW_TUNE_TPERMS_CHAIN, 0);
+        }
+        cr_assert_eq(kg_ew_tp_c_chained(&tp, 1), tp.nd[KG_TP_C] == 1 && tp.stride[KG_TP_C][0][0] == 1,
+                     "case %zu: one dim", i);
+    }
+    /* out-of-range values set the default (off) */
+    kg_test_ew_tune(KG_EW_TUNE_TPERMC, 7);
+    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TPERMC, 0), 0, "KG_EW_TUNE_TPERMC 7");
+    kg_test_ew_tune(KG_EW_TUNE_TPERMS_CHAIN, -1);
+    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TPERMS_CHAIN, 0), 0, "KG_EW_TUNE_TPERMS_CHAIN -1");
 }
