@@ -950,7 +950,9 @@ static int next_perm(int *p, int n)
    set it; the tuning hook then routes every planned call to tperm), or
    tperma (want_tperm 2: the tperma tests), or either of tperm and tperms
    (3: the tperms tests, whose kernel takes only plans with a c axis of one
-   dim; each test asserts that tperms ran from ran_total). */
+   dim; each test asserts that tperms ran from ran_total), or either of
+   tperm and tpermc (4: the tpermc tests, forced; its kernel takes only
+   plans whose c axis is one run of the output). */
 static int want_tperm;
 static unsigned ran_total; /* every variant check_perms saw run */
 
@@ -993,7 +995,10 @@ static void check_perms(kg_op op, kg_dtype dt, kg_dtype odt, int nd, const int64
         run_case(op, dt, odt, &ip, &ran);
     }
     ran_total |= ran;
-    if (want_tperm == 3)
+    if (want_tperm == 4)
+        cr_assert(ran & ((1u << KG_EW_TPERMC) | (1u << KG_EW_TPERM)), "%s %s: neither tpermc nor tperm ran (variants %#x)",
+                  kg_op_get_info(op)->name, kg_dtype_name(dt), ran);
+    else if (want_tperm == 3)
         cr_assert(ran & ((1u << KG_EW_TPERMS) | (1u << KG_EW_TPERM)), "%s %s: neither tperms nor tperm ran (variants %#x)",
                   kg_op_get_info(op)->name, kg_dtype_name(dt), ran);
     else if (want_tperm == 2)
@@ -1231,7 +1236,8 @@ static void reset_tile_tunings(void)
     static const int tv[][2] = {{KG_EW_TUNE_TPERM_WORDS, 2}, {KG_EW_TUNE_TPERM_RECT, 56}, {KG_EW_TUNE_TPERMA_BPS, 0},
                                 {KG_EW_TUNE_TPERM_FLAT, 1},  {KG_EW_TUNE_TPERMA, 2},      {KG_EW_TUNE_TPERMS, 2},
                                 {KG_EW_TUNE_TPERMW, 2},      {KG_EW_TUNE_TPERMW_FORM, 1}, {KG_EW_TUNE_TPERMW_BPS, 0},
-                                {KG_EW_TUNE_TPERMW_CW, 0},   {KG_EW_TUNE_TPX_A, 1}};
+                                {KG_EW_TUNE_TPERMW_CW, 0},   {KG_EW_TUNE_TPX_A, 1},       {KG_EW_TUNE_TPERMC, 0},
+                                {KG_EW_TUNE_TPERMS_CHAIN, 0}};
     for (size_t i = 0; i < sizeof tv / sizeof tv[0]; i++)
         kg_test_ew_tune(tv[i][0], tv[i][1]);
 }
@@ -1937,7 +1943,7 @@ static unsigned check_bits(kg_op op, kg_dtype dt)
             if (tu)
                 for (int k = 0; k < NT; k++)
                     was[k] = kg_test_ew_tune(t1[k][0], t1[k][1]);
-            for (int force = -1; force <= KG_EW_TPLANEM; force++) {
+            for (int force = -1; force <= KG_EW_TPERMC; force++) {
                 const int poison = runs++ % 2 ? 0x5a : 0xff; /* each poison is one pattern: two of them */
                 KT_OK(ctx, kg_memset(ctx, odev, poison, (size_t)on * es));
                 kg_test_force_ew_variant(ctx, force);
@@ -1978,14 +1984,14 @@ static unsigned check_bits(kg_op op, kg_dtype dt)
    runtime's own choice and forced to each variant (check_bits). Asserts
    that every variant ran: for copies of 2-byte types the eight of
    kg_ew_variant and tperm, rowsv, tplanev, tslab, tchunk, tperma, tperms,
-   tplanem;
+   tplanem, tpermc (forced on the odd transpose, layout 1);
    for identity casts (which only copies' kernels after tperm serve) and
    f32 / f64 the eight and tperm. */
 Test(elementwise, copies_of_2byte_floats_move_bits_in_every_variant, .timeout = 600)
 {
     const unsigned base = ((1u << KG_EW_VARIANT_COUNT) - 1) | 1u << KG_EW_TPERM;
     const unsigned all = base | 1u << KG_EW_ROWSV | 1u << KG_EW_TPLANE | 1u << KG_EW_TSLAB | 1u << KG_EW_TCHUNK |
-                         1u << KG_EW_TPERMA | 1u << KG_EW_TPERMS | 1u << KG_EW_TPLANEM;
+                         1u << KG_EW_TPERMA | 1u << KG_EW_TPERMS | 1u << KG_EW_TPLANEM | 1u << KG_EW_TPERMC;
     const kg_dtype dts[] = {KG_F16, KG_BF16, KG_F32, KG_F64};
     for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++)
         for (int c = 0; c < 2; c++) {
@@ -3755,6 +3761,7 @@ Test(bits_plan, bits_layouts_are_planned_by_the_copy_kernels)
         kg_tperm tp, tw;
         cr_assert(kg_ew_plan_tperm(&L[1], tes, &tp) && !tp.rect, "%zu-byte: layout 1, no square tperm plan", es);
         cr_assert(es != 2 || kg_ew_plan_tpx(&L[1], &tw), "layout 1: no tpx plan");
+        cr_assert(es != 2 || kg_ew_tpermc_ok(&tp), "layout 1: no tpermc plan");
         kg_rowsv rv;
         cr_assert(kg_ew_plan_rowsv(&L[4], es, 0, &rv), "%zu-byte: layout 4, no rowsv plan", es);
         kg_tplane tq;
@@ -4187,4 +4194,148 @@ Test(tperm_plan, tpermc_and_chained_tperms_on_the_bench_rows)
     cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TPERMC, 0), 0, "KG_EW_TUNE_TPERMC 7");
     kg_test_ew_tune(KG_EW_TUNE_TPERMS_CHAIN, -1);
     cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TPERMS_CHAIN, 0), 0, "KG_EW_TUNE_TPERMS_CHAIN -1");
+}
+
+/* A copy into a dense output of the physical shape P read in the order p
+   (read_in_order), the input ia and the output io elements off alignment;
+   returns the variants that ran (run_case: every element's bits against
+   its input's, its value against the reference, the output poisoned) */
+static unsigned copy_in_order(kg_dtype dt, int nd, const int64_t *P, const int *p, int ia, int io, const char *what)
+{
+    unsigned ran = 0;
+    int64_t shape[KG_MAX_DIMS];
+    const view a = read_in_order(nd, P, p, shape), o = dense(nd, shape);
+    ew_case c = {what, 1, {offset(a, ia), o, o}, offset(o, io), -1, FILL_MIXED, 0};
+    run_case(KG_OP_COPY, dt, dt, &c, &ran);
+    return ran;
+}
+
+/* Copies of 2-byte elements by <op>_tpermc (forced; word pairs and rect
+   tiles off so that even shapes and short output dims take it too; where
+   the plan's c axis is not one run of the output, or input 0 is not
+   staged, tperm runs instead): every permutation of the tperm shapes (2 to
+   5 dims, odd and short dims folded, a misaligned case each), rows of 255,
+   387, 31, 4097, 2 and 1 elements, small versions of the perm bench's
+   slow rows ([13,8,19,11] for [33,64,95,91], [43,49,11] for
+   [429,487,105], [15,19,7,5] for [157,195,73,11]) and [300,7,261] (whole
+   tiles along both axes); then at each of the output's 16 phases within a
+   sector, the input off by another amount: a 2-d transpose, a 3-d
+   reversal and [13,8,19,11] p3.1.0.2 (a c axis of two dims, whole tiles
+   from a table: 247 x 88 positions), each asserting that tpermc ran; and
+   a 6-d reversal and rotation. bf16 and f16; flat: offsets by
+   multiplication where both axes are one dim (0: tables everywhere).
+   Bits exact. */
+static void check_tpermc(int flat)
+{
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, flat);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, 0);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 0); /* rect plans (a short output dim 0) keep tperm */
+    force_variant = KG_EW_TPERMC;
+    want_tperm = 4;
+    const kg_dtype dts[] = {KG_BF16, KG_F16};
+    for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
+        ran_total = 0;
+        check_tile_copy_shapes(dts[i]);
+        check_perms(KG_OP_COPY, dts[i], dts[i], 4, S(13, 8, 19, 11));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(43, 49, 11));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 4, S(15, 19, 7, 5));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(300, 7, 261));
+        cr_assert(ran_total & (1u << KG_EW_TPERMC), "%s: tpermc never ran (variants %#x)", kg_dtype_name(dts[i]),
+                  ran_total);
+    }
+    for (int k = 0; k < 3 * 16; k++) {
+        static const int64_t s2[2] = {257, 131}, s3[3] = {67, 5, 130}, s4[4] = {13, 8, 19, 11};
+        static const int t2[2] = {1, 0}, r3[3] = {2, 1, 0}, p4[4] = {3, 1, 0, 2};
+        const int sh = k % 3, oo = k / 3, io = (k * 5 + 3) % 16;
+        const unsigned ran = copy_in_order(k % 2 ? KG_F16 : KG_BF16, sh + 2, sh == 0 ? s2 : sh == 1 ? s3 : s4,
+                                           sh == 0 ? t2 : sh == 1 ? r3 : p4, io, oo, "tpermc output phase");
+        cr_assert(ran & (1u << KG_EW_TPERMC), "phase case %d: tpermc did not run (variants %#x)", k, ran);
+    }
+    check_6d_copies(KG_F16, KG_BF16, (1u << KG_EW_TPERMC) | (1u << KG_EW_TPERM));
+    force_variant = -1;
+    want_tperm = 0;
+    reset_tile_tunings();
+}
+
+Test(tpermc, copies_every_permutation, .init = setup, .fini = teardown, .timeout = 600) { check_tpermc(1); }
+
+Test(tpermc, copies_every_permutation_tables, .init = setup, .fini = teardown, .timeout = 600) { check_tpermc(0); }
+
+/* The tunings' default choice: KG_EW_TUNE_TPERMC 1 runs tpermc on the
+   2-byte copies whose plan it serves and whose output rows start off
+   sectors ([13,8,19,11] p3.1.0.2, rows of 247; [43,49,11] p2.1.0, rows of
+   43; a 1031 x 96 transpose into an output one element off), not where
+   they start on sectors (the same transpose into an aligned output, rows
+   of 96: tperma as before) or where its c axis does not chain
+   ([13,8,19,11] p2.1.3.0); 2 takes the aligned rows too; 0 (the default)
+   none. KG_EW_TUNE_TPERMS_CHAIN 1 runs tperms on the f32 / i32 copy whose
+   c axis folds two dims ([13,8,19,11] p3.1.0.2; 0: tperm) and still not
+   on p2.1.3.0. Bits exact, inputs and outputs at several offsets. */
+Test(tpermc, default_choice_by_the_tunings, .init = setup, .fini = teardown, .timeout = 600)
+{
+    static const struct {
+        int nd;
+        int64_t P[4];
+        int p[4];
+        int io;      /* the output's offset in elements */
+        int want[3]; /* tpermc ran under KG_EW_TUNE_TPERMC 0, 1, 2 (2-byte); tperms ran under the chain 0, 1, - (4-byte) */
+        int es;
+    } cs[] = {
+        {4, {13, 8, 19, 11}, {3, 1, 0, 2}, 0, {0, 1, 1}, 2}, {3, {43, 49, 11}, {2, 1, 0}, 0, {0, 1, 1}, 2},
+        {2, {96, 1031}, {1, 0}, 1, {0, 1, 1}, 2},           {2, {96, 1031}, {1, 0}, 0, {0, 0, 1}, 2},
+        {4, {13, 8, 19, 11}, {2, 1, 3, 0}, 0, {0, 0, 0}, 2}, {4, {13, 8, 19, 11}, {3, 1, 0, 2}, 0, {0, 1, 0}, 4},
+        {4, {13, 8, 19, 11}, {3, 1, 0, 2}, 3, {0, 1, 0}, 4}, {4, {13, 8, 19, 11}, {2, 1, 3, 0}, 0, {0, 0, 0}, 4},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+        for (int m = 0; m < (cs[i].es == 2 ? 3 : 2); m++)
+            for (int k = 0; k < 2; k++) {
+                const kg_dtype dt = cs[i].es == 2 ? (k ? KG_F16 : KG_BF16) : (k ? KG_I32 : KG_F32);
+                kg_test_ew_tune(cs[i].es == 2 ? KG_EW_TUNE_TPERMC : KG_EW_TUNE_TPERMS_CHAIN, m);
+                const unsigned ran =
+                    copy_in_order(dt, cs[i].nd, cs[i].P, cs[i].p, (int)(i + k) % 3, cs[i].io, "by the tunings");
+                const unsigned v = 1u << (cs[i].es == 2 ? KG_EW_TPERMC : KG_EW_TPERMS);
+                cr_assert_eq(!(ran & v), !cs[i].want[m], "case %zu, %s, tuning %d: variants %#x", i,
+                             kg_dtype_name(dt), m, ran);
+            }
+    reset_tile_tunings();
+}
+
+/* Copies of 4-byte elements by <op>_tperms forced under
+   KG_EW_TUNE_TPERMS_CHAIN 1, where it also takes c axes of several dims
+   that chain in the output (their rows' input offsets from a table; tperm
+   where the c axis does not chain or input 0 is not staged): every
+   permutation of the tperm shapes and the rows of check_tile_copy_shapes,
+   the small versions of the bench's slow rows, [300,7,261]; [13,8,19,11]
+   p3.1.0.2 (c of two dims, 247 positions: whole tiles from the table) and
+   [15,19,7,5] p3.1.0.2 at each of the output's 8 phases within a sector,
+   the input off by another amount, asserting that tperms ran; a 6-d
+   reversal and rotation. f32 and i32, bits exact. */
+Test(tperms, copies_chained_c_axes, .init = setup, .fini = teardown, .timeout = 600)
+{
+    kg_test_ew_tune(KG_EW_TUNE_TPERMS_CHAIN, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 0); /* rect plans (a short output dim 0) keep tperm */
+    force_variant = KG_EW_TPERMS;
+    want_tperm = 3;
+    const kg_dtype dts[] = {KG_F32, KG_I32};
+    for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
+        ran_total = 0;
+        check_tile_copy_shapes(dts[i]);
+        check_perms(KG_OP_COPY, dts[i], dts[i], 4, S(13, 8, 19, 11));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(43, 49, 11));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 4, S(15, 19, 7, 5));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(300, 7, 261));
+        cr_assert(ran_total & (1u << KG_EW_TPERMS), "%s: tperms never ran (variants %#x)", kg_dtype_name(dts[i]),
+                  ran_total);
+    }
+    for (int k = 0; k < 2 * 8; k++) {
+        static const int64_t s4[4] = {13, 8, 19, 11}, s5[4] = {15, 19, 7, 5};
+        static const int p4[4] = {3, 1, 0, 2};
+        const unsigned ran = copy_in_order(k % 2 ? KG_I32 : KG_F32, 4, k % 2 ? s5 : s4, p4, (k * 3 + 1) % 8, k / 2,
+                                           "chained c, output phase");
+        cr_assert(ran & (1u << KG_EW_TPERMS), "phase case %d: tperms did not run (variants %#x)", k, ran);
+    }
+    check_6d_copies(KG_F32, KG_I32, (1u << KG_EW_TPERMS) | (1u << KG_EW_TPERM));
+    force_variant = -1;
+    want_tperm = 0;
+    reset_tile_tunings();
 }
