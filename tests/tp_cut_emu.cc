@@ -311,6 +311,13 @@ int main(void)
             emu_case(2, (const int64_t[]){257, 131}, (const int[]){1, 0}, es, io % 3, io, 1);
             emu_case(4, (const int64_t[]){13, 8, 19, 11}, (const int[]){3, 1, 0, 2}, es, (io + 1) % 3, io, 0);
         }
+    /* rank 6: a reversal and a mixed permutation (c of up to three dims, b dims) */
+    for (int es = 2; es <= 4; es += 2)
+        for (int k = 0; k < 4; k++) {
+            static const int64_t P6[6] = {3, 5, 7, 2, 9, 11};
+            static const int rv[6] = {5, 4, 3, 2, 1, 0}, mx[6] = {3, 5, 1, 0, 4, 2};
+            emu_case(6, P6, k % 2 ? mx : rv, es, k % 3, (k * 7 + 3) % (32 / es), k < 2);
+        }
     printf("tp_cut_emu: %d launches (%d with c of several dims, %d flat, %d of one c tile), %d failures\n", runs,
            ctab_runs, flat_runs, first_only_runs, failures);
     return failures != 0 || runs < 50 || ctab_runs < 10;
