@@ -4339,3 +4339,343 @@ Test(tperms, copies_chained_c_axes, .init = setup, .fini = teardown, .timeout = 
     want_tperm = 0;
     reset_tile_tunings();
 }
+
+/* ---- tslabm: tslab's whole planes, several a block (2- and 4-byte copies) ---- */
+
+/* The tslabm plan m of the copy layout L (dense output of n elements),
+   walked as <op>_tslabm (templates/elementwise_tsm.cuh) walks it, the
+   input's address ia elements past a 64-byte boundary: group g -> (r, first, cnt) by the magic divisions; the chunk
+   loop of ppb * nc * cpr chunks, chunk t -> (c, k, kc) by the magic
+   divisions, its buffer byte (k * nc + c) * pitch + 16 kc inside the
+   buffer and inside its row's padding, its elements the input row's
+   (plane k's row c at k * sb + c * sci: every input offset inside the
+   input), a whole-chunk load (two aligned 16-byte loads where the row is
+   off 16 bytes) only inside the row; then the fill: output position q of
+   the group's run (plane q / (nc nj), j = q / nc % nj, c = q % nc) from
+   the buffer slot the load filled with the input element the layout puts
+   at that output element. Every output element written once. */
+static void walk_tslabm(const kg_layout *L, const kg_tslabm *m, int es, int ia, unsigned char *hits, int64_t n,
+                        const char *what)
+{
+    const uint32_t nc = m->z.nc, nj = m->z.nj, pitch = m->z.pitch, M = 16 / (uint32_t)es;
+    const uint32_t cpr = (nj * (uint32_t)es + 15u) / 16u, chunks = m->ppb * nc * cpr;
+    const size_t slots = (size_t)m->ppb * nc * pitch / (size_t)es;
+    int64_t in_max = 0; /* the input's extent: its largest offset + 1 */
+    for (int d = 0; d < L->ndim; d++)
+        in_max += (L->size[d] - 1) * L->stride[1][d];
+    in_max++;
+    cr_assert_eq(pitch % 4, 0u, "%s: pitch %u", what, pitch);
+    cr_assert_eq(pitch / 4 % 2, 1u, "%s: pitch %u not an odd number of words", what, pitch);
+    cr_assert(cpr * 16u + 4u <= pitch, "%s: a row's chunks past its pitch", what);
+    cr_assert_eq(m->z.sj, 1u, "%s: planes not whole", what);
+    cr_assert_eq(m->z.B.n % m->s0, 0u, "%s: B.n %u, s0 %u", what, m->z.B.n, m->s0);
+    cr_assert_eq(m->groups, m->gpr * (m->z.B.n / m->s0), "%s: groups", what);
+    cr_assert(m->ppb >= 1 && m->ppb <= m->s0 && (m->gpr - 1) * m->ppb < m->s0 && m->gpr * m->ppb >= m->s0,
+              "%s: ppb %u gpr %u s0 %u", what, m->ppb, m->gpr, m->s0);
+    int64_t *buf = malloc(slots * sizeof *buf);
+    cr_assert_not_null(buf);
+    memset(hits, 0, (size_t)n);
+    for (uint32_t g = 0; g < m->groups; g++) {
+        const uint32_t r = magic_div(g, m->magic_gpr, m->shift_gpr), first = (g - r * m->gpr) * m->ppb;
+        cr_assert_eq(r, g / m->gpr, "%s g %u", what, g);
+        cr_assert(first < m->s0, "%s g %u: an empty group", what, g);
+        const uint32_t cnt = m->s0 - first < m->ppb ? m->s0 - first : m->ppb;
+        /* plane r * s0 + first's offsets from B (L's dims from 2) */
+        int64_t off[2] = {0, 0}, rem = (int64_t)r * m->s0 + first;
+        for (int d = 0; d < m->z.B.ndim; d++) {
+            const int64_t x = rem % m->z.B.size[d];
+            rem /= m->z.B.size[d];
+            for (int op = 0; op < 2; op++)
+                off[op] += x * m->z.B.stride[op][d];
+        }
+        for (size_t s = 0; s < slots; s++)
+            buf[s] = -1;
+        for (uint32_t t = 0; t < chunks; t++) {
+            const uint32_t q = magic_div(t, m->z.magic_nc, m->z.shift_nc), c = t - q * nc;
+            const uint32_t kc = magic_div(q, m->magic_ppb, m->shift_ppb), k = q - kc * m->ppb;
+            cr_assert(q == t / nc && kc == q / m->ppb, "%s: chunk %u's divisions", what, t);
+            if (k >= cnt)
+                continue;
+            const uint32_t at = (k * nc + c) * pitch + 16u * kc;
+            cr_assert(at + 16u <= (k * nc + c + 1) * pitch && (size_t)at + 16u <= slots * (size_t)es,
+                      "%s: chunk %u at byte %u", what, t, at);
+            const int64_t row = off[1] + (int64_t)k * m->sb + (int64_t)c * m->z.sci; /* element j = 0 */
+            const int64_t src = row + (int64_t)kc * M, end = row + nj;
+            /* the kernel's whole-chunk test (bytes from the input buffer's aligned base): its aligned
+               loads inside the input's storage */
+            const int64_t sb_ = (ia + src) * es, sh = sb_ % 16, a = sb_ - sh;
+            if ((src + M) <= end && a >= (ia + row) * es && a + (sh ? 32 : 16) <= (ia + end) * es)
+                cr_assert(a >= (int64_t)ia * es && a + (sh ? 32 : 16) <= (ia + in_max) * es, "%s: loads outside",
+                          what);
+            for (uint32_t i = 0; i < M; i++)
+                if (src + i < end) {
+                    cr_assert(src + i >= 0 && src + i < in_max, "%s: input offset %lld", what, (long long)(src + i));
+                    buf[at / (uint32_t)es + i] = src + i;
+                }
+        }
+        const uint32_t pn = nc * nj, run = cnt * pn;
+        for (uint32_t x = 0; x < run; x++) {
+            const uint32_t pl = x / pn, j = x / nc % nj, c = x % nc;
+            cr_assert_eq(magic_div(x / nc, m->magic_nj, m->shift_nj), x / nc / nj, "%s: division by nj", what);
+            const size_t slot = ((size_t)(pl * nc + c) * pitch + (size_t)j * es) / (size_t)es;
+            const int64_t o = off[0] + x;
+            cr_assert(o >= 0 && o < n, "%s: output offset %lld", what, (long long)o);
+            hits[o]++;
+            int64_t rr = o, want = 0; /* the input element the layout puts at o */
+            for (int d = 0; d < L->ndim; d++) {
+                want += rr % L->size[d] * L->stride[1][d];
+                rr /= L->size[d];
+            }
+            cr_assert_eq(buf[slot], want, "%s g %u: output element %lld from input %lld, want %lld", what, g,
+                         (long long)o, (long long)buf[slot], (long long)want);
+        }
+    }
+    for (int64_t e = 0; e < n; e++)
+        cr_assert_eq(hits[e], 1, "%s: element %lld written %d times", what, (long long)e, hits[e]);
+    free(buf);
+}
+
+/* Every permutation of 3 to 6 dims (short and odd dims, small versions of
+   the perm bench's f32 p2.1.3.0 row [33,64,95,91]: [13,8,19,11] and
+   [33,6,5,91]; [255,387,259]-like and rank-5 / rank-6 shapes) planned by
+   kg_ew_plan_tslabm for 2- and 4-byte elements, at the default group
+   bytes and at 1024 (one plane a group, uneven groups) and 49152, walked
+   as tslabm walks them (walk_tslabm) with the input and the output off
+   alignment (and a 2-d transpose: one plane, s0 1); the walks must include
+   groups of several planes, uneven last groups, planes without a dim 2 to
+   group and b dims of several dims. */
+Test(tslabm_plan, whole_planes_cover_each_element_once)
+{
+    static const struct {
+        int nd;
+        int64_t P[6];
+    } cs[] = {{4, {13, 8, 19, 11}}, {4, {33, 6, 5, 91}}, {3, {25, 38, 29}},       {3, {43, 49, 11}},
+              {5, {3, 5, 7, 9, 11}}, {4, {5, 3, 4, 77}},  {6, {3, 5, 7, 2, 9, 11}}, {3, {2, 600, 3}},
+              {2, {33, 91}}};
+    const int bytes[] = {16384, 1024, 49152};
+    int runs = 0, multi = 0, uneven = 0, single = 0, deep_b = 0;
+    char what[160];
+    for (size_t bi = 0; bi < sizeof bytes / sizeof bytes[0]; bi++) {
+        kg_test_ew_tune(KG_EW_TUNE_TSLABM_BYTES, bytes[bi]);
+        for (int es = 2; es <= 4; es += 2)
+            for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+                int p[6] = {0, 1, 2, 3, 4, 5}, k = 0;
+                int64_t n = 1;
+                for (int d = 0; d < cs[i].nd; d++)
+                    n *= cs[i].P[d];
+                unsigned char *hits = malloc((size_t)n);
+                cr_assert_not_null(hits);
+                do {
+                    const int ia = (k * 3 + (int)i) % 8, io = (k * 5 + 1) % 8;
+                    k++;
+                    const kg_layout L =
+                        copy_in_order_layout_at(cs[i].nd, cs[i].P, p, es == 2 ? KG_BF16 : KG_F32, ia, io);
+                    kg_tslabm m;
+                    size_t smem;
+                    if (!kg_ew_plan_tslabm(&L, (size_t)es, &m, &smem))
+                        continue;
+                    cr_assert_eq(smem, (size_t)m.ppb * m.z.nc * m.z.pitch, "smem");
+                    cr_assert(smem <= 48 * 1024 && (smem <= (size_t)bytes[bi]), "smem %zu", smem);
+                    snprintf(what, sizeof what, "es %d case %zu perm %d%d%d%d%d%d bytes %d", es, i, p[0], p[1], p[2],
+                             p[3], p[4], p[5], bytes[bi]);
+                    /* the layout was built at offsets: walk it from the start (offsets are B's) */
+                    walk_tslabm(&L, &m, es, ia, hits, n, what);
+                    runs++;
+                    multi += m.ppb > 1;
+                    uneven += m.s0 % m.ppb != 0;
+                    single += m.s0 == 1;
+                    deep_b += m.z.B.ndim >= 2;
+                } while (next_perm(p, cs[i].nd));
+                free(hits);
+            }
+    }
+    kg_test_ew_tune(KG_EW_TUNE_TSLABM_BYTES, 16384);
+    cr_assert(runs >= 100 && multi >= 30 && uneven >= 5 && single >= 5 && deep_b >= 10,
+              "walks: %d (%d of several planes a group, %d uneven, %d without dim 2, %d with b of 2+ dims)", runs,
+              multi, uneven, single, deep_b);
+}
+
+/* The bench's rows: f32 and bf16 [33,64,95,91] p2.1.3.0 (planes of 33 x 91
+   along the 64: f32 12276-byte rows a plane, one a group, 6080 groups;
+   bf16 6468, two a group, 3040), the other permutations of [33,64,95,91]
+   and [255,387,259] that tslabm plans (none but p2.1.3.0 at 16384 bytes:
+   p1.2.3.0's rows of 553280 elements do not fit), off by default
+   (KG_EW_TUNE_TSLABM 0), every plan taken under 1, the f32 ones under 2,
+   out-of-range values the default; planes refused for 1- and 8-byte elements, for an output dim 0
+   over KG_EW_TUNE_TSLAB (56) and where the input's fast dim is not the
+   output's dim 1. */
+Test(tslabm_plan, the_bench_rows_and_the_tuning)
+{
+    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TSLABM, 0), 0, "KG_EW_TUNE_TSLABM is on by default");
+    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TSLABM_BYTES, 16384), 16384, "KG_EW_TUNE_TSLABM_BYTES's default");
+    static const struct {
+        kg_dtype dt;
+        uint32_t pitch, s0, ppb, gpr, groups;
+        int32_t sci, sb;
+    } rows[] = {{KG_F32, 372, 64, 1, 64, 6080, 553280, 8645}, {KG_BF16, 196, 64, 2, 32, 3040, 553280, 8645}};
+    for (size_t i = 0; i < 2; i++) {
+        const kg_layout L = copy_in_order_layout(4, S(33, 64, 95, 91), (const int[]){2, 1, 3, 0}, rows[i].dt);
+        kg_tslabm m;
+        size_t smem;
+        cr_assert(kg_ew_plan_tslabm(&L, kg_dtype_size(rows[i].dt), &m, &smem), "row %zu: no plan", i);
+        cr_assert(m.z.nc == 33 && m.z.nj == 91 && m.z.J == 92 + (rows[i].dt == KG_BF16 ? 4 : 0), "row %zu: %u x %u, J %u",
+                  i, m.z.nc, m.z.nj, m.z.J);
+        cr_assert_eq(m.z.pitch, rows[i].pitch, "row %zu", i);
+        cr_assert_eq(m.s0, rows[i].s0, "row %zu", i);
+        cr_assert_eq(m.ppb, rows[i].ppb, "row %zu", i);
+        cr_assert_eq(m.gpr, rows[i].gpr, "row %zu", i);
+        cr_assert_eq(m.groups, rows[i].groups, "row %zu", i);
+        cr_assert_eq(m.z.sci, rows[i].sci, "row %zu", i);
+        cr_assert_eq(m.sb, rows[i].sb, "row %zu", i);
+        cr_assert_eq(smem, (size_t)m.ppb * 33 * m.z.pitch, "row %zu", i);
+        cr_assert_eq(kg_ew_tslabm_by_default(&m, kg_dtype_size(rows[i].dt)), 0, "row %zu: on by default", i);
+        kg_test_ew_tune(KG_EW_TUNE_TSLABM, 1);
+        cr_assert_eq(kg_ew_tslabm_by_default(&m, kg_dtype_size(rows[i].dt)), 1, "row %zu: mode 1", i);
+        kg_test_ew_tune(KG_EW_TUNE_TSLABM, 2);
+        cr_assert_eq(kg_ew_tslabm_by_default(&m, kg_dtype_size(rows[i].dt)), rows[i].dt == KG_F32, "row %zu: mode 2",
+                     i);
+        kg_test_ew_tune(KG_EW_TUNE_TSLABM, 0);
+    }
+    /* which named permutation rows it plans: p2.1.3.0 only */
+    const kg_dtype dts[2] = {KG_F32, KG_BF16};
+    for (int di = 0; di < 2; di++) {
+        int p4[4] = {0, 1, 2, 3}, p3[3] = {0, 1, 2}, got4 = 0, got3 = 0;
+        while (next_perm(p4, 4)) {
+            const kg_layout L = copy_in_order_layout(4, S(33, 64, 95, 91), p4, dts[di]);
+            kg_tslabm m;
+            size_t smem;
+            const int ok = kg_ew_plan_tslabm(&L, kg_dtype_size(dts[di]), &m, &smem);
+            cr_assert_eq(ok, p4[0] == 2 && p4[1] == 1 && p4[2] == 3 && p4[3] == 0, "%s p%d.%d.%d.%d: plan %d",
+                         kg_dtype_name(dts[di]), p4[0], p4[1], p4[2], p4[3], ok);
+            got4 += ok;
+        }
+        while (next_perm(p3, 3)) {
+            const kg_layout L = copy_in_order_layout(3, S(255, 387, 259), p3, dts[di]);
+            kg_tslabm m;
+            size_t smem;
+            got3 += kg_ew_plan_tslabm(&L, kg_dtype_size(dts[di]), &m, &smem);
+        }
+        cr_assert(got4 == 1 && got3 == 0, "%s: %d and %d rows planned", kg_dtype_name(dts[di]), got4, got3);
+    }
+    static const struct {
+        int nd;
+        int64_t P[4];
+        int p[4];
+        kg_dtype dt;
+    } no[] = {
+        {4, {13, 8, 19, 11}, {2, 1, 3, 0}, KG_U8},   /* 1-byte elements */
+        {4, {13, 8, 19, 11}, {2, 1, 3, 0}, KG_F64},  /* 8-byte elements */
+        {4, {57, 8, 19, 11}, {2, 1, 3, 0}, KG_F32},  /* an output dim 0 of 57 */
+        {3, {33, 95, 91}, {2, 1, 0}, KG_F32},        /* dim 1 not the input's fast dim */
+        {3, {33, 95, 91}, {1, 0, 2}, KG_F32},        /* the inner dim in place */
+        {3, {40, 9, 200}, {1, 2, 0}, KG_F32},        /* 40 rows of 804 bytes: over 16384 */
+    };
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) {
+        const kg_layout L = copy_in_order_layout(no[i].nd, no[i].P, no[i].p, no[i].dt);
+        kg_tslabm m;
+        size_t smem;
+        cr_assert_eq(kg_ew_plan_tslabm(&L, kg_dtype_size(no[i].dt), &m, &smem), 0, "refusal %zu planned", i);
+    }
+    kg_test_ew_tune(KG_EW_TUNE_TSLABM, 5);
+    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TSLABM, 0), 0, "KG_EW_TUNE_TSLABM 5");
+    kg_test_ew_tune(KG_EW_TUNE_TSLABM_BYTES, 10);
+    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TSLABM_BYTES, 16384), 16384, "KG_EW_TUNE_TSLABM_BYTES 10");
+}
+
+/* Copies by <op>_tslabm (forced): every permutation of 2- to 5-d shapes
+   and a seeded seventh of a 6-d one's (small versions of the perm bench's
+   f32 p2.1.3.0 row, [33,6,5,91] and [13,8,19,11]; planes of one and of
+   many chunks a row; [2,600,3]: rows of 3, two of them a plane), bf16, f16,
+   f32 and i32, the input and the output 0 to 7 elements off alignment,
+   group bytes 1024 (small planes only, one a group), 16384 (the default)
+   and 49152 (up to 48 KiB of rows); tslabm must run exactly where
+   kg_ew_plan_tslabm plans the layout (the default choice elsewhere), and
+   must run on some layouts of every dtype; then [33,64,19,91] p2.1.3.0 in
+   f32 and bf16 (3.6 M elements, 1216 groups of one plane / 608 of two: many
+   waves). Bits exact against the input (run_case). */
+static void check_tslabm(void)
+{
+    force_variant = KG_EW_TSLABM;
+    static const struct {
+        int nd;
+        int64_t P[6];
+        int every;
+    } cs[] = {{4, {33, 6, 5, 91}, 1}, {4, {13, 8, 19, 11}, 1}, {3, {25, 38, 29}, 1},          {4, {5, 3, 4, 77}, 1},
+              {3, {2, 600, 3}, 1},    {2, {33, 91}, 1},        {6, {3, 5, 7, 2, 9, 11}, 7}, {5, {3, 5, 7, 9, 11}, 3}};
+    const kg_dtype dts[] = {KG_F32, KG_BF16, KG_F16, KG_I32};
+    const int bytes[] = {16384, 1024, 49152};
+    for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++) {
+        int took = 0;
+        for (size_t bi = 0; bi < sizeof bytes / sizeof bytes[0]; bi++) {
+            kg_test_ew_tune(KG_EW_TUNE_TSLABM_BYTES, bytes[bi]);
+            for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+                int p[6] = {0, 1, 2, 3, 4, 5}, k = 0;
+                do {
+                    if (k++ % cs[i].every)
+                        continue;
+                    const int ia = (k * 3 + (int)(i + di)) % 8, io = (k * 5 + (int)bi) % 8;
+                    const kg_layout L = copy_in_order_layout_at(cs[i].nd, cs[i].P, p, dts[di], ia, io);
+                    kg_tslabm m;
+                    size_t smem;
+                    const int planned = kg_ew_plan_tslabm(&L, kg_dtype_size(dts[di]), &m, &smem);
+                    const unsigned ran = copy_in_order(dts[di], cs[i].nd, cs[i].P, p, ia, io, "tslabm forced");
+                    if (planned)
+                        cr_assert_eq(ran, 1u << KG_EW_TSLABM, "%s case %zu perm %d (%d bytes): variants %#x",
+                                     kg_dtype_name(dts[di]), i, k - 1, bytes[bi], ran);
+                    else
+                        cr_assert(!(ran & (1u << KG_EW_TSLABM)), "%s case %zu perm %d: tslabm ran unplanned",
+                                  kg_dtype_name(dts[di]), i, k - 1);
+                    took += planned;
+                } while (next_perm(p, cs[i].nd));
+            }
+        }
+        cr_assert(took >= 40, "%s: tslabm ran %d times", kg_dtype_name(dts[di]), took);
+    }
+    kg_test_ew_tune(KG_EW_TUNE_TSLABM_BYTES, 16384);
+    for (int i = 0; i < 2; i++) {
+        const unsigned ran = copy_in_order(i ? KG_BF16 : KG_F32, 4, S(33, 64, 19, 91), (const int[]){2, 1, 3, 0},
+                                           i, 3 * i, "tslabm, many groups");
+        cr_assert_eq(ran, 1u << KG_EW_TSLABM, "[33,64,19,91] p2.1.3.0 %s: variants %#x", i ? "bf16" : "f32", ran);
+    }
+    force_variant = -1;
+}
+
+Test(tslabm, copies_whole_planes_several_a_block, .init = setup, .fini = teardown, .timeout = 600)
+{
+    check_tslabm();
+}
+
+/* The tuning (KG_EW_TUNE_TSLABM): off by default, so the bench's p2.1.3.0
+   rows (here [33,6,5,91], and the full f32 [33,64,95,91]) run what main
+   runs (not tslabm); under 1 the default choice runs tslabm on them (bf16,
+   f16, f32, i32), under 2 on the f32 and i32 ones only, and on nothing it
+   does not plan ([33,95,91] p2.1.0, a
+   tplanem copy [301,7,81] p0.2.1, a tslab copy [33,8,300] p1.2.0 in bf16:
+   rows of 600 bytes, a plane over 16384). Under 0 each runs some variant
+   other than tslabm. Bits exact against the input (run_case). */
+Test(tslabm, default_choice_by_the_tuning, .init = setup, .fini = teardown, .timeout = 600)
+{
+    static const struct {
+        int nd;
+        int64_t P[4];
+        int p[4];
+        kg_dtype dt;
+        int in; /* tslabm under KG_EW_TUNE_TSLABM 1 (and 2 for 4-byte elements) */
+    } cs[] = {{4, {33, 6, 5, 91}, {2, 1, 3, 0}, KG_F32, 1},  {4, {33, 6, 5, 91}, {2, 1, 3, 0}, KG_BF16, 1},
+              {4, {33, 6, 5, 91}, {2, 1, 3, 0}, KG_F16, 1},  {4, {33, 6, 5, 91}, {2, 1, 3, 0}, KG_I32, 1},
+              {4, {33, 64, 95, 91}, {2, 1, 3, 0}, KG_F32, 1}, {3, {33, 95, 91}, {2, 1, 0}, KG_F32, 0},
+              {3, {301, 7, 81}, {0, 2, 1}, KG_BF16, 0},      {3, {33, 8, 300}, {1, 2, 0}, KG_BF16, 0}};
+    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TSLABM, 0), 0, "KG_EW_TUNE_TSLABM is on by default");
+    for (int mode = 0; mode <= 2; mode++) {
+        kg_test_ew_tune(KG_EW_TUNE_TSLABM, mode);
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+            const unsigned ran = copy_in_order(cs[i].dt, cs[i].nd, cs[i].P, cs[i].p, (int)i % 3, (int)i % 5,
+                                               "tslabm by the tuning");
+            if (cs[i].in && (mode == 1 || (mode == 2 && kg_dtype_size(cs[i].dt) == 4)))
+                cr_assert_eq(ran, 1u << KG_EW_TSLABM, "mode %d case %zu: variants %#x", mode, i, ran);
+            else
+                cr_assert(ran && !(ran & (1u << KG_EW_TSLABM)), "mode %d case %zu: variants %#x", mode, i, ran);
+        }
+    }
+    kg_test_ew_tune(KG_EW_TUNE_TSLABM, 0);
+}
