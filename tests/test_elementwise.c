@@ -4536,6 +4536,18 @@ Test(tslabm_plan, the_bench_rows_and_the_tuning)
                      i);
         kg_test_ew_tune(KG_EW_TUNE_TSLABM, 0);
     }
+    /* the GPU tests' layouts that must run it: tslabm_bits's [33,5,5,91] p2.1.3.0 (bf16 groups of 2, 2, 1;
+       f32 of 1) and the default-choice test's [33,6,5,91] p2.1.3.0, every element size of 2 and 4 bytes */
+    for (int es = 2; es <= 4; es += 2)
+        for (int sh = 0; sh < 2; sh++) {
+            const kg_layout L = copy_in_order_layout(4, sh ? S(33, 6, 5, 91) : S(33, 5, 5, 91),
+                                                     (const int[]){2, 1, 3, 0}, es == 2 ? KG_BF16 : KG_F32);
+            kg_tslabm m;
+            size_t smem;
+            cr_assert(kg_ew_plan_tslabm(&L, (size_t)es, &m, &smem), "es %d shape %d: no plan", es, sh);
+            cr_assert(m.s0 == 5 + (uint32_t)sh && m.ppb == (es == 2 ? 2u : 1u), "es %d shape %d: s0 %u, ppb %u", es, sh,
+                      m.s0, m.ppb);
+        }
     /* which named permutation rows it plans: p2.1.3.0 only */
     const kg_dtype dts[2] = {KG_F32, KG_BF16};
     for (int di = 0; di < 2; di++) {
@@ -4592,7 +4604,8 @@ Test(tslabm_plan, the_bench_rows_and_the_tuning)
    kg_ew_plan_tslabm plans the layout (the default choice elsewhere), and
    must run on some layouts of every dtype; then [33,64,19,91] p2.1.3.0 in
    f32 and bf16 (3.6 M elements, 1216 groups of one plane / 608 of two: many
-   waves). Bits exact against the input (run_case). */
+   waves). Bits exact against the input (run_case); then every bit pattern
+   (tslabm_bits). */
 static void check_tslabm(void)
 {
     force_variant = KG_EW_TSLABM;
@@ -4640,9 +4653,60 @@ static void check_tslabm(void)
     force_variant = -1;
 }
 
+/* Every bit pattern through tslabm (forced): the input [33,5,5,91] read
+   in the order (2,1,3,0) (the bench's p2.1.3.0; output [5,5,91,33]: planes
+   of 33 x 91, 5 along dim 2: bf16 groups of 2, 2 and 1) covers 75075
+   consecutive storage positions, so bits_fill puts all 65536 f16 / bf16
+   patterns through it
+   (NaNs of every sign and payload); f32 and i32 NaN payloads of every
+   sign, quiet and signalling; the output poisoned twice (0xff, 0x5a). Each
+   output element's bits against its input element's. */
+static void tslabm_bits(kg_dtype dt)
+{
+    int64_t shape[KG_MAX_DIMS];
+    const view iv = read_in_order(4, S(33, 5, 5, 91), (const int[]){2, 1, 3, 0}, shape), ov = dense(4, shape);
+    const size_t es = kg_dtype_size(dt);
+    const int64_t in_n = storage(&iv), on = storage(&ov), n = numel(&ov);
+    void *host = malloc((size_t)in_n * es), *ohost = malloc((size_t)on * es);
+    int64_t *ipos = malloc((size_t)n * sizeof *ipos), *opos = malloc((size_t)n * sizeof *opos);
+    cr_assert(host && ohost && ipos && opos);
+    bits_fill(host, dt, in_n);
+    view_positions(&iv, ipos);
+    view_positions(&ov, opos);
+    void *idev = kt_alloc(ctx, (size_t)in_n * es), *odev = kt_alloc(ctx, (size_t)on * es);
+    kt_upload(ctx, idev, host, (size_t)in_n * es);
+    kg_tensor a = kg_tensor_contiguous(idev, dt, iv.ndim, iv.shape);
+    kg_tensor o = kg_tensor_contiguous(odev, dt, ov.ndim, ov.shape);
+    memcpy(a.strides, iv.strides, sizeof a.strides);
+    for (int pass = 0; pass < 2; pass++) {
+        KT_OK(ctx, kg_memset(ctx, odev, pass ? 0x5a : 0xff, (size_t)on * es));
+        kg_test_force_ew_variant(ctx, KG_EW_TSLABM);
+        const kg_tensor *ins[1] = {&a};
+        KT_OK(ctx, kg_elementwise(ctx, KG_OP_COPY, &o, ins, 1));
+        KT_OK(ctx, kg_sync(ctx));
+        cr_assert_eq(kg_test_last_ew_variant(ctx), KG_EW_TSLABM, "%s: tslabm did not run", kg_dtype_name(dt));
+        kg_test_force_ew_variant(ctx, -1);
+        kt_download(ctx, ohost, odev, (size_t)on * es);
+        for (int64_t e = 0; e < n; e++)
+            if (raw_bits(ohost, es, opos[e]) != raw_bits(host, es, ipos[e]))
+                cr_assert_fail("%s pass %d, element %lld: bits %#llx, want the input's %#llx", kg_dtype_name(dt), pass,
+                               (long long)e, (unsigned long long)raw_bits(ohost, es, opos[e]),
+                               (unsigned long long)raw_bits(host, es, ipos[e]));
+    }
+    KT_OK(ctx, kg_free(ctx, idev));
+    KT_OK(ctx, kg_free(ctx, odev));
+    free(host);
+    free(ohost);
+    free(ipos);
+    free(opos);
+}
+
 Test(tslabm, copies_whole_planes_several_a_block, .init = setup, .fini = teardown, .timeout = 600)
 {
     check_tslabm();
+    const kg_dtype dts[] = {KG_BF16, KG_F16, KG_F32, KG_I32};
+    for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++)
+        tslabm_bits(dts[i]);
 }
 
 /* The tuning (KG_EW_TUNE_TSLABM): off by default, so the bench's p2.1.3.0
