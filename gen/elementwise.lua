@@ -127,7 +127,7 @@ function M.generate(G)
       end
       G:write(name .. ".cu", G:render("elementwise.cu", {
         header = G.header("templates/elementwise.cu and gen/catalogue.lua"),
-        dtype = dt, group = group, functors = functors, variants = M.variants, include = "elementwise.cuh", include2 = false, tperm = false,
+        dtype = dt, group = group, functors = functors, variants = M.variants, include = "elementwise.cuh", tperm = false,
       }))
     end
     -- the tperm kernels (kg_tperm.h) of the core and cast groups
@@ -217,25 +217,16 @@ function M.generate(G)
               local k3 = G:kernel({ name = f.name .. "_tpermc", module = module, vec = f.vec,
                                     desc = f.desc .. " [tperm tiles, output rows cut at sectors, 16-byte chunks]" })
               assert(k3 == k2 + 1)
-              k2 = k3
             end
-            -- and last, for 2- and 4-byte elements, <op>_tslabm (tslab's
-            -- whole planes several a block; forced or KG_EW_TUNE_TSLABM
-            -- only)
-            f.tslabm = true
-            local k4 = G:kernel({ name = f.name .. "_tslabm", module = module, vec = f.vec,
-                                  desc = f.desc .. " [whole slabs of short rows, several planes a block, 16-byte chunks]" })
-            assert(k4 == k2 + 1)
           end
         end
       end
       G:write(name .. ".cu", G:render("elementwise.cu", {
         header = G.header("templates/elementwise.cu and gen/catalogue.lua"),
-        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = dt.size == 2 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperma", "tperms", "tplanem", "tpermc", "tslabm" }
-          or dt.size == 4 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperms", "tplanem", "tslabm" }
+        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = dt.size == 2 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperma", "tperms", "tplanem", "tpermc" }
+          or dt.size == 4 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperms", "tplanem" }
           or { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk" },
         include = dt.size == 2 and "elementwise_tpc.cuh" or dt.size == 4 and "elementwise_tph.cuh" or "elementwise_tperm.cuh",
-        include2 = (dt.size == 2 or dt.size == 4) and "elementwise_tsm.cuh",
         tperm = true,
       }))
     end

@@ -220,18 +220,6 @@ static int tslab_bytes = 16384;
    [103,39,249,23] 78.8 -> 76.6; tslab bf16 p1.2.3.0 58.4 in order, 56.1
    rotated (two processes of the same call). */
 static int gather_rot = 2;
-/* copies of 2- and 4-byte elements by tslab's planes whole, several a
-   block (<op>_tslabm, kg_ew_plan_tslabm): the output's dim 0 (2 to
-   tslab_max_nc elements) contiguous, its dim 1 the input's fast dim, each
-   plane's input rows (nj elements, padded to tslab's pitch) within
-   tslabm_bytes, groups of the most planes within tslabm_bytes along the
-   layout's dim 2 where that dim continues the output's run. 0 (the
-   default): forced only; 1: the default choice takes every copy so planned
-   (before tslab, after tplanev / tplanem); 2: only those of 4-byte
-   elements. A candidate for issue 10's f32
-   [33,64,95,91] p2.1.3.0 (69.2% of copy, tperm; s30f): not measured. */
-static int tslabm_mode = 0;
-static int tslabm_bytes = 16384;
 #define KG_TQ_MAX_BYTES ((int64_t)48 * 1024)
 /* copies by tiles of aligned 16-byte chunks (<op>_tchunk): 0 never (the
    default), 1 wherever planned (KG_EW_TUNE_TCHUNK); tchunk_cq output chunks
@@ -1252,64 +1240,6 @@ KG_API int kg_ew_plan_tslab(const kgi_layout *L, size_t es, kg_tslab *z, size_t 
 
 KG_API int kg_ew_tslab_by_default(const kg_tslab *z, size_t es) { return es == 2 && z->nj >= z->J; }
 
-KG_API int kg_ew_plan_tslabm(const kgi_layout *L, size_t es, kg_tslabm *m, size_t *smem)
-{
-    memset(m, 0, sizeof *m);
-    *smem = 0;
-    if ((es != 2 && es != 4) || tslab_max_nc == 0 || L->ndim < 2 || L->nops != 2 || !kgi_layout_fits32(L))
-        return 0;
-    const int64_t nc = L->size[0], nj = L->size[1], M = 16 / (int64_t)es;
-    if (nc < 2 || nc > tslab_max_nc || L->stride[0][0] != 1 || L->stride[0][1] != nc || L->stride[1][1] != 1 ||
-        L->stride[1][0] == 0)
-        return 0;
-    /* a plane's rows whole: J = nj rounded up to a chunk, pitch J * es + 4
-       (an odd number of words), the plane within tslabm_bytes */
-    const int64_t J = (nj + M - 1) / M * M, pitch = J * (int64_t)es + 4, pb = nc * pitch;
-    if (pb > tslabm_bytes || pb > KG_TQ_MAX_BYTES)
-        return 0;
-    /* planes along dim 2 where it continues the output's run (else one
-       plane a group) */
-    const int group = L->ndim >= 3 && L->stride[0][2] == nc * nj;
-    const int64_t s0 = group ? L->size[2] : 1;
-    int64_t ppb = tslabm_bytes / pb;
-    ppb = ppb < 1 ? 1 : ppb > s0 ? s0 : ppb;
-    if (ppb * pb > KG_TQ_MAX_BYTES)
-        ppb = KG_TQ_MAX_BYTES / pb;
-    const int64_t gpr = (s0 + ppb - 1) / ppb;
-    ppb = (s0 + gpr - 1) / gpr;
-    layout_outer(L, &m->z.B);
-    const int64_t groups = gpr * (m->z.B.n / s0);
-    if (groups >= ((int64_t)1 << 31))
-        return 0;
-    m->z.nc = (uint32_t)nc;
-    m->z.nj = (uint32_t)nj;
-    m->z.J = (uint32_t)J;
-    m->z.sj = 1;
-    m->z.slabs = (uint32_t)m->z.B.n;
-    m->z.pitch = (uint32_t)pitch;
-    m->z.cpr = (uint32_t)(J * (int64_t)es / 16);
-    m->z.sci = (int32_t)L->stride[1][0];
-    m->z.rot = (uint32_t)(gather_rot == 1);
-    kgi_divmod_magic(m->z.nc, &m->z.magic_nc, &m->z.shift_nc);
-    kgi_divmod_magic(1, &m->z.magic_sj, &m->z.shift_sj);
-    m->s0 = (uint32_t)s0;
-    m->ppb = (uint32_t)ppb;
-    m->gpr = (uint32_t)gpr;
-    m->groups = (uint32_t)groups;
-    m->sb = group ? (int32_t)L->stride[1][2] : 0;
-    kgi_divmod_magic(m->gpr, &m->magic_gpr, &m->shift_gpr);
-    kgi_divmod_magic(m->ppb, &m->magic_ppb, &m->shift_ppb);
-    kgi_divmod_magic(m->z.nj, &m->magic_nj, &m->shift_nj);
-    *smem = (size_t)(ppb * pb);
-    return 1;
-}
-
-KG_API int kg_ew_tslabm_by_default(const kg_tslabm *m, size_t es)
-{
-    (void)m;
-    return tslabm_mode == 1 || (tslabm_mode == 2 && es == 4);
-}
-
 KG_API int kg_ew_tplanem_by_default(const kg_tplanem *m, size_t es)
 {
     return tplanem_mode == 1 && (int64_t)m->q.nc * m->q.nj * (int64_t)es < tplane_min_bytes;
@@ -1558,14 +1488,14 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
        tslab, tchunk. */
     const int by_default = force < 0 && tperm_mode == 0;
     if ((by_default || force == KG_EW_TPLANE || force == KG_EW_TSLAB || force == KG_EW_TCHUNK ||
-         force == KG_EW_TPLANEM || force == KG_EW_TSLABM) &&
+         force == KG_EW_TPLANEM) &&
         var != KG_EW_DENSE && op == KG_OP_COPY && n_in == 1 && dt == out->dtype && dt != KG_BOOL && tperm_k >= 0) {
         const int kv = tperm_k + 2 + (kg_dtype_size(dt) <= 2 ? 1 : 0);
         kg_tplane tq;
         kg_tslab tz;
         size_t smem;
         kg_tchunk tc;
-        if (force != KG_EW_TSLAB && force != KG_EW_TCHUNK && force != KG_EW_TPLANEM && force != KG_EW_TSLABM &&
+        if (force != KG_EW_TSLAB && force != KG_EW_TCHUNK && force != KG_EW_TPLANEM &&
             kg_ew_plan_tplane(&L, kg_dtype_size(dt), &tq, &smem)) {
             void *args[] = {&p, &tq};
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPLANE;
@@ -1585,19 +1515,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
             st = kg_launch(ctx, tperm_k + (es1 == 2 ? 8 : 6), (dim3){tm.groups, 1, 1}, threads, args, smem);
             return st == KG_OK ? kg_ok(ctx) : st;
         }
-        /* tslabm: forced, or by the default choice under
-           KG_EW_TUNE_TSLABM 1 (kg_ew_tslabm_by_default); its kernel is the
-           last of the copy's (2-byte: after tpermc at + 10; 4-byte: after
-           tplanem at + 7) */
-        kg_tslabm tsm;
-        if ((force == KG_EW_TSLABM || force < 0) && kg_ew_plan_tslabm(&L, es1, &tsm, &smem) &&
-            (force == KG_EW_TSLABM || kg_ew_tslabm_by_default(&tsm, es1))) {
-            void *args[] = {&p, &tsm};
-            ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TSLABM;
-            st = kg_launch(ctx, tperm_k + (es1 == 2 ? 10 : 7), (dim3){tsm.groups, 1, 1}, threads, args, smem);
-            return st == KG_OK ? kg_ok(ctx) : st;
-        }
-        if (force != KG_EW_TPLANE && force != KG_EW_TCHUNK && force != KG_EW_TSLABM && kg_ew_plan_tslab(&L, kg_dtype_size(dt), &tz, &smem) &&
+        if (force != KG_EW_TPLANE && force != KG_EW_TCHUNK && kg_ew_plan_tslab(&L, kg_dtype_size(dt), &tz, &smem) &&
             (force == KG_EW_TSLAB || kg_ew_tslab_by_default(&tz, kg_dtype_size(dt)))) {
             void *args[] = {&p, &tz};
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TSLAB;
@@ -1795,8 +1713,6 @@ static const struct {
     {KG_EW_TUNE_TPLANEM_BYTES, &tplanem_bytes, 64, 49120, 16384},
     {KG_EW_TUNE_TPERMC, &tpermc_mode, 0, 2, 0},
     {KG_EW_TUNE_TPERMS_CHAIN, &tperms_chain, 0, 1, 0},
-    {KG_EW_TUNE_TSLABM, &tslabm_mode, 0, 2, 0},
-    {KG_EW_TUNE_TSLABM_BYTES, &tslabm_bytes, 1024, 49152, 16384},
 };
 
 int kg_test_ew_tune(int what, int value)

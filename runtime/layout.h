@@ -10,7 +10,6 @@
 #include "internal.h"
 #include "kg_params.h"
 #include "kg_tperm.h"
-#include "kg_tslabm.h"
 
 /* tperm (kg_tperm.h): permuted layouts through per-tile offset tables, for
    the ops of the groups core and cast. A variant outside kg_ew_variant (its
@@ -48,10 +47,6 @@
    tperm is planned) or KG_EW_TUNE_TPERMC 1 / 2, and reported like the
    others */
 #define KG_EW_TPERMC (KG_EW_VARIANT_COUNT + 8)
-/* copies of 2- and 4-byte elements by tslab's whole planes several a
-   block (<op>_tslabm, kg_ew_plan_tslabm), forced or KG_EW_TUNE_TSLABM 1,
-   reported like the others */
-#define KG_EW_TSLABM (KG_EW_VARIANT_COUNT + 9)
 
 /* 1 when the c axis of the tperm plan tp is one run of the output: its
    first dim of unit output stride, each next dim's output stride the
@@ -187,19 +182,6 @@ KG_API int kg_ew_dense_vpt(int op);
 /* 1 when the default choice takes the tslab plan z of es-byte elements:
    2-byte elements whose dim 1 fills at least one whole slab (nj >= J). */
 KG_API int kg_ew_tslab_by_default(const kg_tslab *z, size_t es);
-/* The tslabm plan (kg_tperm.h kg_tslabm) of the coalesced layout L of a
-   copy of es-byte elements (2 or 4): tslab's shape (the output's dim 0 of
-   2 to KG_EW_TUNE_TSLAB elements, stride 1; its dim 1 the input's fast
-   dim, output stride nc) where a plane's input rows, each padded to whole
-   chunks and 4 bytes (nc * pitch bytes), fit KG_EW_TUNE_TSLABM_BYTES
-   (default 16384); groups of ppb planes along the layout's dim 2 where its
-   output stride is nc * nj (else one plane a group), ppb the most whose
-   rows fit those bytes, evened out over the dim; groups < 2^31, everything
-   within 31 bits. *smem: the buffer's bytes (ppb * nc * pitch). */
-KG_API int kg_ew_plan_tslabm(const kgi_layout *L, size_t es, kg_tslabm *m, size_t *smem);
-/* 1 when the default choice takes the tslabm plan m of es-byte elements:
-   KG_EW_TUNE_TSLABM 1, or 2 and es 4 (0, the default: forced only) */
-KG_API int kg_ew_tslabm_by_default(const kg_tslabm *m, size_t es);
 
 /* 1 when the default choice takes the tperm plan tp over the other
    eligible variants (perm's plan pm when perm_ok, nd32v when nd32v_ok);
@@ -338,13 +320,7 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      axes of several dims that chain in the output (kg_ew_tperms_ok; the
      default choice then takes them by kg_ew_tperms_by_default, forced
      tperms and KG_EW_TUNE_TPERMS 1 too); 0 (the default) c of one dim
-     only: a candidate, not measured;
-   KG_EW_TUNE_TSLABM: 1 = copies of 2- and 4-byte elements that
-     kg_ew_plan_tslabm plans run <op>_tslabm under the default choice
-     (after tplanev / tplanem, before tslab), 2 = those of 4-byte elements
-     only; 0 (the default) forced only: a candidate, not measured;
-   KG_EW_TUNE_TSLABM_BYTES: tslabm's plane and group bytes (1024 to 49152,
-     default 16384).
+     only: a candidate, not measured.
    Returns the setting's value before the call (0 for an unknown what). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,
@@ -388,9 +364,7 @@ enum {
     KG_EW_TUNE_TPLANEM,
     KG_EW_TUNE_TPLANEM_BYTES,
     KG_EW_TUNE_TPERMC,
-    KG_EW_TUNE_TPERMS_CHAIN,
-    KG_EW_TUNE_TSLABM,
-    KG_EW_TUNE_TSLABM_BYTES
+    KG_EW_TUNE_TPERMS_CHAIN
 };
 KG_API int kg_test_ew_tune(int what, int value);
 

@@ -213,13 +213,6 @@ Test(generator, every_combination_is_in_the_table_and_manifest)
                                 cr_assert_str_eq(kg_kernels[kh + 2].name, tn);
                                 expected++;
                             }
-                            /* and last <op>_tslabm (session 31; 2-byte: after tpermc) */
-                            const int km = kh + (kg_dtype_size((kg_dtype)d) == 2 ? 3 : 2);
-                            snprintf(tn, sizeof tn, "%.*s_tslabm", (int)strlen(kg_kernels[kd].name) - 6,
-                                     kg_kernels[kd].name);
-                            cr_assert(km < KG_KERNEL_COUNT);
-                            cr_assert_str_eq(kg_kernels[km].name, tn);
-                            expected++;
                         }
                     }
                 }

@@ -18,15 +18,6 @@
  * lent (session 31); the GPU tests (tpermc::*, tperms::copies_chained_c_axes)
  * are the real ones.
  *
- * Since the second part of session 31 it also runs <op>_tslabm
- * (templates/elementwise_tsm.cuh; 2- and 4-byte copies by tslab's whole
- * planes, several a block) on the plans of kg_ew_plan_tslabm; the helpers
- * it calls (the chunk loads, gathers and fills of elementwise_tperm.cuh,
- * kg_offsets32 of elementwise.cuh) are cut from those files at build time
- * (build/tests/emu_tq.inc, build.ninja's emu_tq rule), not copied; its
- * dynamic shared buffer is a 48 KiB global whose bytes past the plan's
- * buffer are checked untouched after each launch.
- *
  * Build and run (not in `ninja test`: about a minute on two cores):
  *   ninja build/tests/tp_cut_emu && build/tests/tp_cut_emu
  * It exits 0 when every launch matched (and enough of them ran).
@@ -57,7 +48,6 @@ struct kg_emu_idx {
     unsigned x, y, z;
 };
 static thread_local kg_emu_idx threadIdx, blockIdx;
-static kg_emu_idx gridDim; /* the launch's grid (each block runs once: blockIdx.x < grid) */
 static inline uint4 make_uint4(uint32_t x, uint32_t y, uint32_t z, uint32_t w)
 {
     uint4 v;
@@ -134,30 +124,6 @@ static inline uint32_t kg_tp_where(const kg_tperm &L, uint32_t tile, uint32_t &c
 #include "elementwise_tpc.cuh"
 #include "elementwise_tph.cuh"
 
-/* <op>_tslabm: the chunk helpers it calls, cut from the templates at build
-   time; its `extern __shared__` buffer is emu_tq_smem below (the extern
-   declaration inside the kernel names it) */
-static inline uint32_t __funnelshift_r(uint32_t lo, uint32_t hi, uint32_t sh)
-{
-    return (uint32_t)((((uint64_t)hi << 32) | lo) >> (sh & 31u));
-}
-static inline uint32_t __funnelshift_l(uint32_t lo, uint32_t hi, uint32_t sh)
-{
-    return (uint32_t)(((((uint64_t)hi << 32) | lo) << (sh & 31u)) >> 32);
-}
-#define KG_EMU_TQ_BYTES (48 * 1024)
-alignas(16) unsigned char kg_tq_smem[KG_EMU_TQ_BYTES];
-#include "emu_tq.inc"
-#undef __shared__
-#undef __align__
-#define __shared__
-#define __align__(n) /* the global above is aligned */
-#include "elementwise_tsm.cuh"
-#undef __shared__
-#undef __align__
-#define __shared__ static
-#define __align__(n) alignas(n)
-
 /* copies of X's bits (what the catalogue's copy functors are to the kernels) */
 template <typename X> struct emu_copy {
     typedef X out_t, in0_t, in1_t, in2_t;
@@ -171,7 +137,6 @@ struct emu_launch {
     const kg_tperm *L;
     unsigned grid;
     int es;
-    const kg_tslabm *M; /* tslabm's plan: run <op>_tslabm instead */
 };
 static emu_launch emu_now;
 
@@ -181,11 +146,7 @@ static void *emu_thread(void *arg)
     threadIdx = {tx, 0, 0};
     for (unsigned b = 0; b < emu_now.grid; b++) {
         blockIdx = {b, 0, 0};
-        if (emu_now.M && emu_now.es == 2)
-            kg_ew_tslabm<emu_copy<uint16_t>, 8>(*emu_now.p, *emu_now.M);
-        else if (emu_now.M)
-            kg_ew_tslabm<emu_copy<uint32_t>, 4>(*emu_now.p, *emu_now.M);
-        else if (emu_now.es == 2)
+        if (emu_now.es == 2)
             kg_ew_tpermc<emu_copy<uint16_t>, 8>(*emu_now.p, *emu_now.L);
         else
             kg_ew_tperms<emu_copy<uint32_t>, 4>(*emu_now.p, *emu_now.L);
@@ -194,10 +155,9 @@ static void *emu_thread(void *arg)
     return NULL;
 }
 
-static void emu_run(const kg_ew_ptrs *p, const kg_tperm *L, int es, const kg_tslabm *M = NULL)
+static void emu_run(const kg_ew_ptrs *p, const kg_tperm *L, int es)
 {
-    emu_now = {p, L, M ? M->groups : L->tiles, es, M};
-    gridDim = {emu_now.grid, 1, 1};
+    emu_now = {p, L, L->tiles, es};
     pthread_t th[KG_EW_THREADS];
     for (unsigned t = 0; t < KG_EW_THREADS; t++)
         if (pthread_create(&th[t], NULL, emu_thread, (void *)(uintptr_t)t)) {
@@ -209,12 +169,12 @@ static void emu_run(const kg_ew_ptrs *p, const kg_tperm *L, int es, const kg_tsl
 }
 
 /* ---- the cases ---- */
-static int failures, runs, ctab_runs, flat_runs, first_only_runs, tsm_runs, tsm_multi_runs;
+static int failures, runs, ctab_runs, flat_runs, first_only_runs;
 
 /* a copy of the dense buffer of physical shape P read in the order p into
    a dense output, the input ia and the output io elements off; es 2 runs
    tpermc, es 4 tperms (chain on); the layouts neither serves are skipped */
-static void emu_case(int nd, const int64_t *P, const int *p, int es, int ia, int io, int flat, int tsm = 0)
+static void emu_case(int nd, const int64_t *P, const int *p, int es, int ia, int io, int flat)
 {
     int64_t ps[KG_MAX_DIMS], shape[KG_MAX_DIMS], n = 1;
     for (int d = nd - 1; d >= 0; d--) {
@@ -241,35 +201,19 @@ static void emu_case(int nd, const int64_t *P, const int *p, int es, int ia, int
     kg_layout_build(&L, &to, ins, 1);
     const size_t esz[KG_EW_MAX_OPERANDS] = {(size_t)es, (size_t)es, 0, 0};
     kg_tperm tp;
-    kg_tslabm tm;
-    size_t tm_smem = 0;
-    memset(&tp, 0, sizeof tp);
     kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, flat);
-    const int planned = tsm ? kg_ew_plan_tslabm(&L, (size_t)es, &tm, &tm_smem)
-                            : L.ndim >= 2 && kg_ew_plan_tperm(&L, esz, &tp) &&
-                                  (es == 2 ? kg_ew_tpermc_ok(&tp) : kg_ew_tperms_ok(&tp));
+    const int planned = L.ndim >= 2 && kg_ew_plan_tperm(&L, esz, &tp) &&
+                        (es == 2 ? kg_ew_tpermc_ok(&tp) : kg_ew_tperms_ok(&tp));
     kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, 1);
     if (!planned) {
         free(ibuf);
         free(obase);
         return;
     }
-    if (tsm) {
-        if (tm_smem > KG_EMU_TQ_BYTES) {
-            fprintf(stderr, "tslabm: a buffer of %zu bytes\n", tm_smem);
-            failures++;
-            free(ibuf);
-            free(obase);
-            return;
-        }
-        tsm_runs++;
-        tsm_multi_runs += tm.ppb > 1;
-    } else {
-        runs++;
-        ctab_runs += tp.nd[KG_TP_C] > 1;
-        flat_runs += tp.flat != 0;
-        first_only_runs += tp.tiles_c == 1;
-    }
+    runs++;
+    ctab_runs += tp.nd[KG_TP_C] > 1;
+    flat_runs += tp.flat != 0;
+    first_only_runs += tp.tiles_c == 1;
     for (int pass = 0; pass < 2; pass++) {
         for (int64_t s = 0; s < in_n; s++) /* a pattern, other for each pass */
             if (es == 2)
@@ -281,11 +225,7 @@ static void emu_case(int nd, const int64_t *P, const int *p, int es, int ia, int
         memset(&pp, 0, sizeof pp);
         pp.out = to.data;
         pp.in[0] = ti.data;
-        memset(kg_tq_smem, 0xc3, sizeof kg_tq_smem);
-        emu_run(&pp, &tp, es, tsm ? &tm : NULL);
-        for (size_t x = tm_smem; tsm && x < sizeof kg_tq_smem; x++)
-            if (kg_tq_smem[x] != 0xc3 && failures++ < 10)
-                fprintf(stderr, "tslabm: shared byte %zu written past the plan's %zu\n", x, tm_smem);
+        emu_run(&pp, &tp, es);
         /* every element against its input element; the guards and gaps untouched */
         int64_t idx[KG_MAX_DIMS] = {0};
         unsigned char *seen = (unsigned char *)calloc((size_t)(on + guard), 1);
@@ -378,33 +318,7 @@ int main(void)
             static const int rv[6] = {5, 4, 3, 2, 1, 0}, mx[6] = {3, 5, 1, 0, 4, 2};
             emu_case(6, P6, k % 2 ? mx : rv, es, k % 3, (k * 7 + 3) % (32 / es), k < 2);
         }
-    /* tslabm (2- and 4-byte copies by whole planes): every permutation of
-       small shapes with a short output dim 0 whose dim 1 is the input's fast
-       dim (small versions of the bench's f32 p2.1.3.0, [33,64,95,91]), at
-       the default group bytes and at 1024 and 49152, the input and the output
-       off alignment; a rank-6 shape's permutations by a seeded seventh */
-    static const struct {
-        int nd;
-        int64_t P[6];
-        int every;
-    } ts[] = {{4, {33, 6, 5, 91}, 1}, {4, {13, 8, 19, 11}, 1}, {3, {25, 38, 29}, 1}, {3, {2, 600, 3}, 1},
-              {2, {33, 91}, 1},       {6, {3, 5, 7, 2, 9, 11}, 7}};
-    static const int tbytes[3] = {16384, 1024, 49152};
-    for (int bi = 0; bi < 3; bi++) {
-        kg_test_ew_tune(KG_EW_TUNE_TSLABM_BYTES, tbytes[bi]);
-        for (int es = 2; es <= 4; es += 2)
-            for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) {
-                int p[6] = {0, 1, 2, 3, 4, 5};
-                int k = 0;
-                do {
-                    if (k++ % ts[i].every == 0)
-                        emu_case(ts[i].nd, ts[i].P, p, es, (k * 3 + (int)i) % 8, (k * 5 + bi) % 8, 1, 1);
-                } while (next_perm(p, ts[i].nd));
-            }
-    }
-    kg_test_ew_tune(KG_EW_TUNE_TSLABM_BYTES, 16384);
-    printf("tp_cut_emu: %d launches (%d with c of several dims, %d flat, %d of one c tile), %d of tslabm (%d of "
-           "several planes a group), %d failures\n",
-           runs, ctab_runs, flat_runs, first_only_runs, tsm_runs, tsm_multi_runs, failures);
-    return failures != 0 || runs < 50 || ctab_runs < 10 || tsm_runs < 40 || tsm_multi_runs < 10;
+    printf("tp_cut_emu: %d launches (%d with c of several dims, %d flat, %d of one c tile), %d failures\n", runs,
+           ctab_runs, flat_runs, first_only_runs, failures);
+    return failures != 0 || runs < 50 || ctab_runs < 10;
 }
