@@ -292,18 +292,20 @@ KG_API int kg_ew_tperma_by_default(const kg_tperm *tp)
    (0) (KG_EW_TUNE_TPERMS). */
 static int tperms_mode = 2;
 
-/* the c axes <op>_tperms serves (KG_EW_TUNE_TPERMS_CHAIN): 0 (the default)
-   one dim of unit output stride; 1 also several dims that chain in the
-   output (kg_ew_tp_c_chained), the rows' input offsets from a table. A
-   candidate, not measured (session 31): the f32 rows at 69-74% of copy on
-   the H100 (s30f: [33,64,95,91] p3.1.0.2 68.9%, p1.3.0.2 and p1.3.2.0
-   73.5%, sweep 203x189x569 p2.1.0 72.2%, 109x189x201x7 p3.1.0.2 72.7%,
-   95x29x113x71 p1.3.0.2 74.1%) run tperm because their output's dim 0 is
-   short (95, 33, 203, 201, 113 positions) and the plan folds the next
-   output dim into c, which kg_ew_tperms_ok refused: their odd output rows
-   (3135, 38367, 21909, 10735 positions) write partial sectors as tperm's
-   did on the rows tperms took in s22 (+8 to +16 points of copy there). */
-static int tperms_chain = 0;
+/* the c axes <op>_tperms serves (KG_EW_TUNE_TPERMS_CHAIN): 0 one dim of
+   unit output stride; 1 (the default since round s31r1) also several dims
+   that chain in the output (kg_ew_tp_c_chained), the rows' input offsets
+   from a table. Those rows' output dim 0 is short (95, 33, 203, 201, 113
+   positions) and the plan folds the next output dim into c, which
+   kg_ew_tperms_ok refused before: their odd output rows (3135, 38367,
+   21909, 10735 positions) wrote partial sectors as tperm. Measured (round
+   s31r1, NVIDIA H100 80GB HBM3, f32, A/B in one process, best of 3): all
+   17 rows it changes faster, x1.044 .. x1.223, median x1.176 ([33,64,95,91]
+   p3.1.0.2 69.3 -> 83.0% of copy, p1.3.0.2 74.0 -> 85.5; 157x195x73x11
+   p3.1.0.2 72.0 -> 86.3; worst 42x70x94x14x6 p2.0.4.1.3 79.8 -> 83.3); the
+   f32 worst row over 115 not lower (63.0 / 62.9%, a row it does not
+   change); 98 unchanged rows x0.998 .. x1.003. */
+static int tperms_chain = 1;
 
 KG_API int kg_ew_tp_c_chained(const kg_tperm *tp, int maxd)
 {
@@ -325,16 +327,21 @@ KG_API int kg_ew_tperms_ok(const kg_tperm *tp)
    tperm's square tiles (tperma's plan, any folds) with each output row cut
    at its first 32-byte sector and stored as aligned 16-byte chunks, where
    kg_ew_tpermc_ok (the c axis one run of the output). KG_EW_TUNE_TPERMC: 0
-   (the default) forced only; 1 by the default choice on the copies it
-   would run by tperma or tperm / tperm2 with square tiles (after the tpx
-   rules) whose output rows start off sectors (kg_ew_tpermc_rows_off); 2
-   the same wherever kg_ew_tpermc_ok. A candidate, not measured (session
-   31, for round s30r1's finding: the bf16 tperma rows at 54.6-54.9% of
-   copy wrote 1.41-1.43 times the output's L2 sectors; tpx, which cuts at
-   sectors, cannot plan them well: [33,64,95,91] p3.1.0.2's input run is 91
-   positions, 2 j tiles of 62 at 73%, [157,195,73,11] p3.1.0.2's 11, one
-   at 18%, and [429,487,105] p2.1.0's c tiles of 64 are outside rule A). */
-static int tpermc_mode = 0;
+   forced only; 1 (the default since round s31r1) by the default choice on
+   the copies it would run by tperma or tperm / tperm2 with square tiles
+   (after the tpx rules) whose output rows start off sectors
+   (kg_ew_tpermc_rows_off); 2 the same wherever kg_ew_tpermc_ok. For round
+   s30r1's finding: the bf16 tperma rows at 54.6-54.9% of copy wrote
+   1.41-1.43 times the output's L2 sectors; tpx, which cuts at sectors,
+   cannot plan them well. Measured (round s31r1, NVIDIA H100 80GB HBM3,
+   bf16, A/B in one process, best of 3): all 24 rows it changes (all
+   tperma's by default) faster, x1.216 .. x1.384, median x1.314
+   ([33,64,95,91] p3.1.0.2 55.2 -> 72.5% of copy, [429,487,105] p2.1.0
+   55.0 -> 74.8, 157x195x73x11 p3.2.0.1 55.3 -> 76.5; worst 157x195x73x11
+   p1.3.0.2 59.7 -> 72.6); the bf16 worst row over 115 not lower (49.4 /
+   49.3%, a tperm row it does not change); 91 unchanged rows x0.991 ..
+   x1.008. f16 shares the kernel and the rule, not timed. */
+static int tpermc_mode = 1;
 
 KG_API int kg_ew_tpermc_ok(const kg_tperm *tp)
 {
@@ -1711,8 +1718,8 @@ static const struct {
     {KG_EW_TUNE_TPX_A, &tpx_a_mode, 0, 1, 1},
     {KG_EW_TUNE_TPLANEM, &tplanem_mode, 0, 1, 1},
     {KG_EW_TUNE_TPLANEM_BYTES, &tplanem_bytes, 64, 49120, 16384},
-    {KG_EW_TUNE_TPERMC, &tpermc_mode, 0, 2, 0},
-    {KG_EW_TUNE_TPERMS_CHAIN, &tperms_chain, 0, 1, 0},
+    {KG_EW_TUNE_TPERMC, &tpermc_mode, 0, 2, 1},
+    {KG_EW_TUNE_TPERMS_CHAIN, &tperms_chain, 0, 1, 1},
 };
 
 int kg_test_ew_tune(int what, int value)

@@ -313,14 +313,14 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      of planes (64 to 49120, default 16384; at least one plane);
    KG_EW_TUNE_TPERMC: copies of 2-byte elements that the default choice
      would run by <op>_tperma or tperm / tperm2 with square tiles (after
-     the tpx rules) run <op>_tpermc where kg_ew_tpermc_ok: 1 where their
-     output rows start off sectors (kg_ew_tpermc_rows_off), 2 wherever, 0
-     (the default) never (forced only): a candidate, not measured;
+     the tpx rules) run <op>_tpermc where kg_ew_tpermc_ok: 1 (the default since round
+     s31r1) where their output rows start off sectors
+     (kg_ew_tpermc_rows_off), 2 wherever, 0 never (forced only);
    KG_EW_TUNE_TPERMS_CHAIN: 1 = <op>_tperms (4-byte copies) also serves c
      axes of several dims that chain in the output (kg_ew_tperms_ok; the
      default choice then takes them by kg_ew_tperms_by_default, forced
-     tperms and KG_EW_TUNE_TPERMS 1 too); 0 (the default) c of one dim
-     only: a candidate, not measured.
+     tperms and KG_EW_TUNE_TPERMS 1 too; the default since round s31r1);
+     0 c of one dim only.
    Returns the setting's value before the call (0 for an unknown what). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,

@@ -1236,8 +1236,8 @@ static void reset_tile_tunings(void)
     static const int tv[][2] = {{KG_EW_TUNE_TPERM_WORDS, 2}, {KG_EW_TUNE_TPERM_RECT, 56}, {KG_EW_TUNE_TPERMA_BPS, 0},
                                 {KG_EW_TUNE_TPERM_FLAT, 1},  {KG_EW_TUNE_TPERMA, 2},      {KG_EW_TUNE_TPERMS, 2},
                                 {KG_EW_TUNE_TPERMW, 2},      {KG_EW_TUNE_TPERMW_FORM, 1}, {KG_EW_TUNE_TPERMW_BPS, 0},
-                                {KG_EW_TUNE_TPERMW_CW, 0},   {KG_EW_TUNE_TPX_A, 1},       {KG_EW_TUNE_TPERMC, 0},
-                                {KG_EW_TUNE_TPERMS_CHAIN, 0}};
+                                {KG_EW_TUNE_TPERMW_CW, 0},   {KG_EW_TUNE_TPX_A, 1},       {KG_EW_TUNE_TPERMC, 1},
+                                {KG_EW_TUNE_TPERMS_CHAIN, 1}};
     for (size_t i = 0; i < sizeof tv / sizeof tv[0]; i++)
         kg_test_ew_tune(tv[i][0], tv[i][1]);
 }
@@ -1464,13 +1464,14 @@ Test(tperms, copies_2byte_pairs_fewer_blocks, .init = setup, .fini = teardown, .
 
 /* The default choice (KG_EW_TUNE_TPERMA 2, KG_EW_TUNE_TPERM 0) on odd
    shapes, bits exact: bf16 / f16 copies that kg_ew_tperma_by_default takes
-   never run tperm (the 2-d transpose runs tperma; want -1: tperma or a
-   variant other than tperm that the default prefers), the one it leaves
-   (input 0 not staged) runs tperm. */
+   never run tperm (the 2-d transpose's output rows of 751 start off
+   sectors, so it runs tpermc, KG_EW_TUNE_TPERMC 1 since round s31r1; want
+   -1: tperma or a variant other than tperm that the default prefers), the
+   one it leaves (input 0 not staged) runs tperm. */
 Test(tperma, default_choice, .init = setup, .fini = teardown, .timeout = 600)
 {
     static const tperma_case cs[] = {
-        {2, {503, 751}, {1, 0}, KG_EW_TPERMA},        /* flat, 12 x 8 tiles */
+        {2, {503, 751}, {1, 0}, KG_EW_TPERMC},        /* flat, 12 x 8 tiles, rows off sectors */
         {3, {37, 66, 45}, {2, 1, 0}, -1},           /* tables, 4 x 8 tiles */
         {3, {37, 66, 45}, {1, 0, 2}, KG_EW_TPERM},  /* input 0 not staged */
         {3, {37, 66, 45}, {2, 0, 1}, -1},
@@ -2133,7 +2134,9 @@ Test(tperm, every_fill_threshold, .init = setup, .fini = teardown, .timeout = 60
    vectors along the output's fast dim with full tiles, nd32v for an aligned
    inner dim kept in place, nd32 for a 4-byte one whose rows miss sectors,
    and never for ops without a tperm kernel; tslab for 2-byte copies with
-   short output rows and a long input row (kg_ew_tslab_by_default). */
+   short output rows and a long input row (kg_ew_tslab_by_default); tpermc
+   for a 2-byte copy tperma would take whose output rows start off sectors
+   (KG_EW_TUNE_TPERMC 1, since round s31r1). */
 Test(tperm, default_choice, .init = setup, .fini = teardown)
 {
     static const struct {
@@ -2145,7 +2148,7 @@ Test(tperm, default_choice, .init = setup, .fini = teardown)
         int want;
     } cs[] = {
         {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_F32, KG_EW_TPERMS},  /* 4-byte copy, c one dim: rows cut at sectors */
-        {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERMA}, /* 2-byte copy: kg_ew_tperma_by_default */
+        {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERMC}, /* 2-byte copy, rows off sectors: tpermc */
         {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_I32, KG_EW_TPERMS},  /* the same kernel for every 4-byte copy */
         {2, {1001, 64}, {1, 0}, KG_OP_COPY, KG_F32, KG_EW_PERM},   /* vector stores, full tiles: perm */
         {2, {1024, 64}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERM}, /* 2-byte, vectors both sides: tperm */
@@ -3688,7 +3691,11 @@ static int copy_2byte_bits(const view *a, const view *o, kg_dtype dt)
    shape P read in the order p, out dense), the tpx kernel where kg_ew_tpx_a
    takes the copy on this GPU's multiprocessors (the rows it takes on 132),
    tperma where it does not (its two losing classes); then 6007x5003^T with
-   KG_EW_TUNE_TPX_A 0 (the knob that turns A off: tperma). bf16 aligned,
+   KG_EW_TUNE_TPX_A 0 (the knob that turns A off: tperma). Since round
+   s31r1 (KG_EW_TUNE_TPERMC 1) a copy rule A leaves runs tpermc instead of
+   tperma where kg_ew_tpermc_ok and its output rows start off sectors
+   (kg_ew_tpermc_rows_off at the output's offset), e.g. 6007x5003^T with A
+   off. bf16 aligned,
    f16 on three rows with the input and the output one element off. Bits
    exact on every element (copy_2byte_bits: about 2.7e8 elements, well
    under a minute; in s29r1 the same rows through run_case, whose
@@ -3724,9 +3731,11 @@ Test(tperms, copies_2byte_pairs_by_rule_a, .init = setup, .fini = teardown, .tim
             const view a = read_in_order(cs[r].nd, cs[r].P, cs[r].p, shape), o = dense(cs[r].nd, shape);
             const view ak = offset(a, k), ok = offset(o, k);
             const kg_dtype dt = k ? KG_F16 : KG_BF16;
+            const int c = !want && kg_ew_tpermc_ok(&tp) && kg_ew_tpermc_rows_off(&tp, KT_DEV((1 << 28) + 2 * k));
             const int used = copy_2byte_bits(&ak, &ok, dt);
-            cr_assert_eq(used, want ? KG_EW_TPERMS : KG_EW_TPERMA, "%s case %zu%s: variant %d, want %s",
-                         kg_dtype_name(dt), r, off ? " (rule A off)" : "", used, want ? "tperms" : "tperma");
+            cr_assert_eq(used, want ? KG_EW_TPERMS : c ? KG_EW_TPERMC : KG_EW_TPERMA,
+                         "%s case %zu%s: variant %d, want %s", kg_dtype_name(dt), r, off ? " (rule A off)" : "", used,
+                         want ? "tperms" : c ? "tpermc" : "tperma");
         }
     }
     reset_tile_tunings();
@@ -4147,12 +4156,12 @@ Test(tperm_plan, cut_tiles_on_chained_c_axes_cover_each_element_once)
    f32: p3.1.0.2 (68.9), p1.3.0.2 (73.5), sweep 203x189x569 p2.1.0 (72.2)
    are tperm's because their c axis has two dims: tperms takes them only
    under KG_EW_TUNE_TPERMS_CHAIN 1, then by its default rule. And the two
-   tunings are off by default. */
+   tunings are on (1) by default since round s31r1. */
 Test(tperm_plan, tpermc_and_chained_tperms_on_the_bench_rows)
 {
     const int was_c = kg_test_ew_tune(KG_EW_TUNE_TPERMC, 0), was_s = kg_test_ew_tune(KG_EW_TUNE_TPERMS_CHAIN, 0);
-    cr_assert_eq(was_c, 0, "KG_EW_TUNE_TPERMC is on by default");
-    cr_assert_eq(was_s, 0, "KG_EW_TUNE_TPERMS_CHAIN is on by default");
+    cr_assert_eq(was_c, 1, "KG_EW_TUNE_TPERMC is not 1 by default");
+    cr_assert_eq(was_s, 1, "KG_EW_TUNE_TPERMS_CHAIN is not 1 by default");
     static const struct {
         int nd;
         int64_t P[4];
@@ -4189,11 +4198,13 @@ Test(tperm_plan, tpermc_and_chained_tperms_on_the_bench_rows)
         cr_assert_eq(kg_ew_tp_c_chained(&tp, 1), tp.nd[KG_TP_C] == 1 && tp.stride[KG_TP_C][0][0] == 1,
                      "case %zu: one dim", i);
     }
-    /* out-of-range values set the default (off) */
+    /* out-of-range values set the default (1) */
     kg_test_ew_tune(KG_EW_TUNE_TPERMC, 7);
-    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TPERMC, 0), 0, "KG_EW_TUNE_TPERMC 7");
+    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TPERMC, 0), 1, "KG_EW_TUNE_TPERMC 7");
     kg_test_ew_tune(KG_EW_TUNE_TPERMS_CHAIN, -1);
-    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TPERMS_CHAIN, 0), 0, "KG_EW_TUNE_TPERMS_CHAIN -1");
+    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TPERMS_CHAIN, 0), 1, "KG_EW_TUNE_TPERMS_CHAIN -1");
+    kg_test_ew_tune(KG_EW_TUNE_TPERMC, was_c);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMS_CHAIN, was_s);
 }
 
 /* A copy into a dense output of the physical shape P read in the order p
@@ -4267,8 +4278,9 @@ Test(tpermc, copies_every_permutation_tables, .init = setup, .fini = teardown, .
    43; a 1031 x 96 transpose into an output one element off), not where
    they start on sectors (the same transpose into an aligned output, rows
    of 96: tperma as before) or where its c axis does not chain
-   ([13,8,19,11] p2.1.3.0); 2 takes the aligned rows too; 0 (the default)
-   none. KG_EW_TUNE_TPERMS_CHAIN 1 runs tperms on the f32 / i32 copy whose
+   ([13,8,19,11] p2.1.3.0); 2 takes the aligned rows too; 0 none (1 is
+   the default since round s31r1). KG_EW_TUNE_TPERMS_CHAIN 1 (the default
+   since round s31r1) runs tperms on the f32 / i32 copy whose
    c axis folds two dims ([13,8,19,11] p3.1.0.2; 0: tperm) and still not
    on p2.1.3.0. Bits exact, inputs and outputs at several offsets. */
 Test(tpermc, default_choice_by_the_tunings, .init = setup, .fini = teardown, .timeout = 600)
