@@ -210,8 +210,9 @@ function M.generate(G)
             assert(k2 == kt + 1)
             -- and after it, for 2-byte elements, <op>_tpermc (tperm's square
             -- tiles with output rows cut at 32-byte sectors and stored as
-            -- aligned 16-byte chunks; elementwise_tpc.cuh; forced or
-            -- KG_EW_TUNE_TPERMC only)
+            -- aligned 16-byte chunks; elementwise_tpc.cuh; forced, or by
+            -- the default choice under KG_EW_TUNE_TPERMC 1, the default
+            -- since round s31r1)
             f.tpermc = dt.size == 2
             if f.tpermc then
               local k3 = G:kernel({ name = f.name .. "_tpermc", module = module, vec = f.vec,
