@@ -23,7 +23,8 @@
  * KG_EW_ROWSV_MIN_BYTES, KG_EW_TPLANE, KG_EW_TPLANE_MIN_BYTES, KG_EW_TSLAB, KG_EW_TSLAB_BYTES,
  * KG_EW_GATHER_ROT, KG_EW_TCHUNK, KG_EW_TCHUNK_CQ, KG_EW_TCHUNK_TPB, KG_EW_DENSE_VPT,
  * KG_EW_DENSE_THREADS, KG_EW_TPERMA, KG_EW_TPERMS, KG_EW_TPERMA_BPS, KG_EW_TPERMW, KG_EW_TPERMW_FORM,
- * KG_EW_TPERMW_BPS, KG_EW_TPERMW_CW, KG_EW_TPX_A, KG_EW_TPLANEM, KG_EW_TPLANEM_BYTES.
+ * KG_EW_TPERMW_BPS, KG_EW_TPERMW_CW, KG_EW_TPX_A, KG_EW_TPLANEM, KG_EW_TPLANEM_BYTES, KG_EW_TPERMC,
+ * KG_EW_TPERMS_CHAIN.
  * KG_EW_BENCH_PROFILE="dtype:name;..." launches only the named permutation cases, once each (for a
  * profiler; with KG_EW_BENCH_PERM_ONLY=1).
  * KG_EW_BENCH_CASES="dtype:name;...": only those permutation cases, timed (no offsets rows).
@@ -284,7 +285,9 @@ static const struct {
              {"KG_EW_TPERMW_CW", KG_EW_TUNE_TPERMW_CW},
              {"KG_EW_TPX_A", KG_EW_TUNE_TPX_A},
              {"KG_EW_TPLANEM", KG_EW_TUNE_TPLANEM},
-             {"KG_EW_TPLANEM_BYTES", KG_EW_TUNE_TPLANEM_BYTES}};
+             {"KG_EW_TPLANEM_BYTES", KG_EW_TUNE_TPLANEM_BYTES},
+             {"KG_EW_TPERMC", KG_EW_TUNE_TPERMC},
+             {"KG_EW_TPERMS_CHAIN", KG_EW_TUNE_TPERMS_CHAIN}};
 
 /* KG_EW_BENCH_ALT="KG_EW_TPERM_JFIRST=1,KG_EW_ROWSV=2": each permutation case
    (default choice) is timed twice with the tunings as set and twice with
@@ -412,13 +415,13 @@ static double perm_case(kg_context *ctx, kg_op op, kg_dtype dt, int nd, const in
     if (force < 0)
         ua = alt_time(&c, 10, &us, name, &avar);
     kg_test_force_ew_variant(ctx, -1);
-    static const char *vn[] = {"dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf", "rows", "tperm", "rowsv", "tplane", "tslab", "tchunk", "tperma", "tperms", "tplanem"};
+    static const char *vn[] = {"dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf", "rows", "tperm", "rowsv", "tplane", "tslab", "tchunk", "tperma", "tperms", "tplanem", "tpermc"};
     const double gbps = bytes_of(&c) / (us * 1e3);
     printf("%-40s %-5s %11lld %9.2f %9.1f %7.1f%%  %s", name, kg_dtype_name(dt), (long long)s, us, gbps,
-           100.0 * gbps / copy_gbps, var >= 0 && var <= KG_EW_TPLANEM ? vn[var] : "?");
+           100.0 * gbps / copy_gbps, var >= 0 && var <= KG_EW_TPERMC ? vn[var] : "?");
     if (ua > 0)
         printf("  | alt %9.2f %7.1f%%  %-6s x%.3f", ua, 100.0 * bytes_of(&c) / (ua * 1e3) / copy_gbps,
-               avar >= 0 && avar <= KG_EW_TPLANEM ? vn[avar] : "?", us / ua);
+               avar >= 0 && avar <= KG_EW_TPERMC ? vn[avar] : "?", us / ua);
     printf("\n");
     if (csv)
         fprintf(csv, "perm,\"%s\",%s,%lld,%.3f,%.1f,%.1f\n", name, kg_dtype_name(dt), (long long)s, us, gbps,

@@ -208,15 +208,26 @@ function M.generate(G)
             local k2 = G:kernel({ name = f.name .. "_tplanem", module = module, vec = f.vec,
                                   desc = f.desc .. " [contiguous planes transposed, several a block, 16-byte chunks]" })
             assert(k2 == kt + 1)
+            -- and after it, for 2-byte elements, <op>_tpermc (tperm's square
+            -- tiles with output rows cut at 32-byte sectors and stored as
+            -- aligned 16-byte chunks; elementwise_tpc.cuh; forced, or by
+            -- the default choice under KG_EW_TUNE_TPERMC 1, the default
+            -- since round s31r1)
+            f.tpermc = dt.size == 2
+            if f.tpermc then
+              local k3 = G:kernel({ name = f.name .. "_tpermc", module = module, vec = f.vec,
+                                    desc = f.desc .. " [tperm tiles, output rows cut at sectors, 16-byte chunks]" })
+              assert(k3 == k2 + 1)
+            end
           end
         end
       end
       G:write(name .. ".cu", G:render("elementwise.cu", {
         header = G.header("templates/elementwise.cu and gen/catalogue.lua"),
-        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = dt.size == 2 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperma", "tperms", "tplanem" }
+        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = dt.size == 2 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperma", "tperms", "tplanem", "tpermc" }
           or dt.size == 4 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperms", "tplanem" }
           or { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk" },
-        include = dt.size == 2 and "elementwise_tpa.cuh" or dt.size == 4 and "elementwise_tph.cuh" or "elementwise_tperm.cuh",
+        include = dt.size == 2 and "elementwise_tpc.cuh" or dt.size == 4 and "elementwise_tph.cuh" or "elementwise_tperm.cuh",
         tperm = true,
       }))
     end

@@ -292,9 +292,70 @@ KG_API int kg_ew_tperma_by_default(const kg_tperm *tp)
    (0) (KG_EW_TUNE_TPERMS). */
 static int tperms_mode = 2;
 
+/* the c axes <op>_tperms serves (KG_EW_TUNE_TPERMS_CHAIN): 0 one dim of
+   unit output stride; 1 (the default since round s31r1) also several dims
+   that chain in the output (kg_ew_tp_c_chained), the rows' input offsets
+   from a table. Those rows' output dim 0 is short (95, 33, 203, 201, 113
+   positions) and the plan folds the next output dim into c, which
+   kg_ew_tperms_ok refused before: their odd output rows (3135, 38367,
+   21909, 10735 positions) wrote partial sectors as tperm. Measured (round
+   s31r1, NVIDIA H100 80GB HBM3, f32, A/B in one process, best of 3): all
+   17 rows it changes faster, x1.044 .. x1.223, median x1.176 ([33,64,95,91]
+   p3.1.0.2 69.3 -> 83.0% of copy, p1.3.0.2 74.0 -> 85.5; 157x195x73x11
+   p3.1.0.2 72.0 -> 86.3; worst 42x70x94x14x6 p2.0.4.1.3 79.8 -> 83.3); the
+   f32 worst row over 115 not lower (63.0 / 62.9%, a row it does not
+   change); 98 unchanged rows x0.998 .. x1.003. */
+static int tperms_chain = 1;
+
+KG_API int kg_ew_tp_c_chained(const kg_tperm *tp, int maxd)
+{
+    const int nd = tp->nd[KG_TP_C];
+    if (nd < 1 || nd > maxd || nd > KG_LAYOUT_MAX_DIMS || tp->stride[KG_TP_C][0][0] != 1)
+        return 0;
+    for (int i = 1; i < nd; i++)
+        if ((int64_t)tp->stride[KG_TP_C][0][i] != (int64_t)tp->stride[KG_TP_C][0][i - 1] * tp->size[KG_TP_C][i - 1])
+            return 0;
+    return 1;
+}
+
 KG_API int kg_ew_tperms_ok(const kg_tperm *tp)
 {
-    return (tp->staged & 2u) && !tp->rect && !tp->words && tp->nd[KG_TP_C] == 1 && tp->stride[KG_TP_C][0][0] == 1;
+    return (tp->staged & 2u) && !tp->rect && !tp->words && kg_ew_tp_c_chained(tp, tperms_chain ? KG_LAYOUT_MAX_DIMS : 1);
+}
+
+/* <op>_tpermc (templates/elementwise_tpc.cuh; copies of 2-byte elements):
+   tperm's square tiles (tperma's plan, any folds) with each output row cut
+   at its first 32-byte sector and stored as aligned 16-byte chunks, where
+   kg_ew_tpermc_ok (the c axis one run of the output). KG_EW_TUNE_TPERMC: 0
+   forced only; 1 (the default since round s31r1) by the default choice on
+   the copies it would run by tperma or tperm / tperm2 with square tiles
+   (after the tpx rules) whose output rows start off sectors
+   (kg_ew_tpermc_rows_off); 2 the same wherever kg_ew_tpermc_ok. For round
+   s30r1's finding: the bf16 tperma rows at 54.6-54.9% of copy wrote
+   1.41-1.43 times the output's L2 sectors; tpx, which cuts at sectors,
+   cannot plan them well. Measured (round s31r1, NVIDIA H100 80GB HBM3,
+   bf16, A/B in one process, best of 3): all 24 rows it changes (all
+   tperma's by default) faster, x1.216 .. x1.384, median x1.314
+   ([33,64,95,91] p3.1.0.2 55.2 -> 72.5% of copy, [429,487,105] p2.1.0
+   55.0 -> 74.8, 157x195x73x11 p3.2.0.1 55.3 -> 76.5; worst 157x195x73x11
+   p1.3.0.2 59.7 -> 72.6); the bf16 worst row over 115 not lower (49.4 /
+   49.3%, a tperm row it does not change); 91 unchanged rows x0.991 ..
+   x1.008. f16 shares the kernel and the rule, not timed. */
+static int tpermc_mode = 1;
+
+KG_API int kg_ew_tpermc_ok(const kg_tperm *tp)
+{
+    return (tp->staged & 2u) && !tp->rect && !tp->words && kg_ew_tp_c_chained(tp, KG_LAYOUT_MAX_DIMS);
+}
+
+KG_API int kg_ew_tpermc_rows_off(const kg_tperm *tp, const void *out)
+{
+    int off = (uintptr_t)out % 32 != 0;
+    for (int d = 0; d < tp->nd[KG_TP_J]; d++)
+        off |= tp->stride[KG_TP_J][0][d] % 16 != 0;
+    for (int d = 0; d < tp->nd[KG_TP_B]; d++)
+        off |= tp->stride[KG_TP_B][0][d] % 16 != 0;
+    return off;
 }
 
 /* H200 s22r2 (same process, % of copy, main's tperm -> tperms, every f32
@@ -1390,7 +1451,8 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         ok[KG_EW_ND64] = 1;
         if (force >= 0 && force < KG_EW_VARIANT_COUNT && ok[force])
             var = force;
-        else if ((force == KG_EW_TPERM || force == KG_EW_TPERMA || force == KG_EW_TPERMS) && tperm_ok)
+        else if ((force == KG_EW_TPERM || force == KG_EW_TPERMA || force == KG_EW_TPERMS || force == KG_EW_TPERMC) &&
+                 tperm_ok)
             var = KG_EW_TPERM;
         else if (ok[KG_EW_DENSE])
             var = KG_EW_DENSE;
@@ -1557,6 +1619,18 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
                            tpermw_form ? tpx_pad(tpermw_bps) : 0);
             break;
         }
+        /* <op>_tpermc (2-byte copies, output rows cut at sectors in 16-byte
+           chunks on tperm's plan; elementwise_tpc.cuh): forced, or
+           KG_EW_TUNE_TPERMC 1 / 2 on what tperma or tperm / tperm2 would run;
+           the last kernel of the 2-byte copy's (after tplanem) */
+        if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype && kg_dtype_size(dt) == 2 && kg_ew_tpermc_ok(&tp) &&
+            (force == KG_EW_TPERMC ||
+             (force < 0 && tperm_mode == 0 &&
+              (tpermc_mode == 2 || (tpermc_mode == 1 && kg_ew_tpermc_rows_off(&tp, p.out)))))) {
+            ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPERMC;
+            st = kg_launch(ctx, tperm_k + 9, (dim3){tp.tiles, 1, 1}, threads, args, 0);
+            break;
+        }
         /* <op>_tperma: after tchunk (tperm, tperm2, rowsv, tplanev, tslab,
            tchunk, tperma) */
         if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype && kg_dtype_size(dt) == 2 && !tp.rect && !tp.words &&
@@ -1644,6 +1718,8 @@ static const struct {
     {KG_EW_TUNE_TPX_A, &tpx_a_mode, 0, 1, 1},
     {KG_EW_TUNE_TPLANEM, &tplanem_mode, 0, 1, 1},
     {KG_EW_TUNE_TPLANEM_BYTES, &tplanem_bytes, 64, 49120, 16384},
+    {KG_EW_TUNE_TPERMC, &tpermc_mode, 0, 2, 1},
+    {KG_EW_TUNE_TPERMS_CHAIN, &tperms_chain, 0, 1, 1},
 };
 
 int kg_test_ew_tune(int what, int value)

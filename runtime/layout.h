@@ -41,10 +41,32 @@
    (<op>_tplanem, kg_tperm.h kg_tplanem; by the default choice where
    kg_ew_tplanem_by_default), forced and reported like the others */
 #define KG_EW_TPLANEM (KG_EW_VARIANT_COUNT + 7)
+/* copies of 2-byte elements by tperm's square tiles with output rows cut
+   at 32-byte sectors and stored as aligned 16-byte chunks (<op>_tpermc,
+   templates/elementwise_tpc.cuh, where kg_ew_tpermc_ok), forced (where
+   tperm is planned) or KG_EW_TUNE_TPERMC 1 / 2, and reported like the
+   others */
+#define KG_EW_TPERMC (KG_EW_VARIANT_COUNT + 8)
 
+/* 1 when the c axis of the tperm plan tp is one run of the output: its
+   first dim of unit output stride, each next dim's output stride the
+   product of the sizes before it (so c position x of any j and b is output
+   element x past that row's start), at most maxd dims */
+KG_API int kg_ew_tp_c_chained(const kg_tperm *tp, int maxd);
 /* 1 when a copy planned as tp can run <op>_tperms (input 0 staged, square
-   tiles, no word pairs, the c axis one dim of output stride 1) */
+   tiles, no word pairs, the c axis one dim of output stride 1; under
+   KG_EW_TUNE_TPERMS_CHAIN 1 also a c axis of several dims that chain in
+   the output, kg_ew_tp_c_chained) */
 KG_API int kg_ew_tperms_ok(const kg_tperm *tp);
+/* 1 when a copy of 2-byte elements planned as tp can run <op>_tpermc
+   (templates/elementwise_tpc.cuh): input 0 staged, square tiles, no word
+   pairs, the c axis one run of the output (kg_ew_tp_c_chained) */
+KG_API int kg_ew_tpermc_ok(const kg_tperm *tp);
+/* 1 where the output rows of a 2-byte copy planned as tp into out start
+   off 32-byte sectors (the output's address, or an output stride of a j or
+   b dim, off 16 elements): what KG_EW_TUNE_TPERMC 1 asks besides
+   kg_ew_tpermc_ok */
+KG_API int kg_ew_tpermc_rows_off(const kg_tperm *tp, const void *out);
 /* 1 when the default choice runs <op>_tperms for a 4-byte copy planned as
    tp into out (kg_ew_tperms_ok, output rows off 32-byte sectors, a c axis
    of at least 96 positions; the measured rule in runtime/elementwise.c) */
@@ -288,7 +310,17 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      (KG_EW_TUNE_TPERM 0; kg_ew_tplanem_by_default): 1 (the default since
      round s30r1) yes, 0 no (forced only);
    KG_EW_TUNE_TPLANEM_BYTES: tplanem's groups of at most that many bytes
-     of planes (64 to 49120, default 16384; at least one plane).
+     of planes (64 to 49120, default 16384; at least one plane);
+   KG_EW_TUNE_TPERMC: copies of 2-byte elements that the default choice
+     would run by <op>_tperma or tperm / tperm2 with square tiles (after
+     the tpx rules) run <op>_tpermc where kg_ew_tpermc_ok: 1 (the default since round
+     s31r1) where their output rows start off sectors
+     (kg_ew_tpermc_rows_off), 2 wherever, 0 never (forced only);
+   KG_EW_TUNE_TPERMS_CHAIN: 1 = <op>_tperms (4-byte copies) also serves c
+     axes of several dims that chain in the output (kg_ew_tperms_ok; the
+     default choice then takes them by kg_ew_tperms_by_default, forced
+     tperms and KG_EW_TUNE_TPERMS 1 too; the default since round s31r1);
+     0 c of one dim only.
    Returns the setting's value before the call (0 for an unknown what). */
 enum {
     KG_EW_TUNE_PERM_BLOCKS_PER_SM,
@@ -330,7 +362,9 @@ enum {
     KG_EW_TUNE_TPERMW_CW,
     KG_EW_TUNE_TPX_A,
     KG_EW_TUNE_TPLANEM,
-    KG_EW_TUNE_TPLANEM_BYTES
+    KG_EW_TUNE_TPLANEM_BYTES,
+    KG_EW_TUNE_TPERMC,
+    KG_EW_TUNE_TPERMS_CHAIN
 };
 KG_API int kg_test_ew_tune(int what, int value);
 

@@ -11,8 +11,10 @@
  * tile from 0, the last to the axis's end), so every warp store is 4 whole
  * sectors. The tile loads c0 .. c0 + 71 (8 positions of halo, loaded
  * again by the next tile) so that every row's owned positions are staged.
- * The runtime's kg_ew_tperms_ok: the c axis is one dim of output stride 1,
- * input 0 is staged.
+ * The runtime's kg_ew_tperms_ok: the c axis is one dim of output stride 1
+ * (or, under KG_EW_TUNE_TPERMS_CHAIN 1, several dims that chain from unit
+ * output stride: one run of the output, the rows' input offsets from a
+ * table), input 0 is staged.
  * H200, same process, % of copy, main's tperm -> tperms: s22r1 (first
  * form) f32 6007x5003^T 73.6 -> 82.1, 6007x5024^T (only the output's rows
  * off sectors; only the input's off, 6016x5023^T, runs at 88.0 against
@@ -46,15 +48,20 @@ template <typename X> struct kg_tph {
 
 template <typename X> struct kg_tph_smem {
     __align__(16) int32_t tj[2][64]; /* the j positions' offsets: output, input 0 (j axis of several dims) */
+    __align__(16) int32_t tc[kg_tph<X>::CE]; /* the c positions' input offsets (c axis of several dims) */
     __align__(16) X s[64][kg_tph<X>::P]; /* s[j][c - c0] */
 };
 
 /* one tile: c0, j0 its first positions, ncr the c positions from c0 to
    the axis's end, jn its j extent; JFLAT (a flat plan): the j axis is one
    dim (offsets by multiplication), else its offsets from the table S.tj.
-   FIRST: the first c tile (its rows' heads too); FULL: jn = 64 and the
-   loads' c0 .. c0 + 71 are all inside (no predicates; most tiles). */
-template <typename F, bool JFLAT, bool FIRST, bool FULL>
+   CTAB: the c axis folds several dims that chain in the output (one run
+   of it, kg_ew_tp_c_chained; KG_EW_TUNE_TPERMS_CHAIN 1 only): the rows'
+   input offsets from the table S.tc (72 entries), else c is one dim
+   (offsets by multiplication). FIRST: the first c tile (its rows' heads
+   too); FULL: jn = 64 and the loads' c0 .. c0 + 71 are all inside (no
+   predicates; most tiles). */
+template <typename F, bool JFLAT, bool FIRST, bool FULL, bool CTAB = false>
 __device__ __forceinline__ void kg_tph_tile(const kg_ew_ptrs &p, const kg_tperm &L, kg_tph_smem<typename F::in0_t> &S,
                                             uint32_t b, uint32_t c0, uint32_t j0, int ncr, int jn)
 {
@@ -64,13 +71,20 @@ __device__ __forceinline__ void kg_tph_tile(const kg_ew_ptrs &p, const kg_tperm 
     int32_t boff[2] = {0, 0};
     kg_tp_offsets<2>(L, KG_TP_B, b, boff);
     const int tx = threadIdx.x, lo = tx % T;
-    if constexpr (!JFLAT) {
-        if (tx < T) {
+    if constexpr (!JFLAT || CTAB) {
+        if (!JFLAT && tx < T) {
             int32_t off[2] = {0, 0};
             if (FULL || tx < jn)
                 kg_tp_offsets<2>(L, KG_TP_J, j0 + tx, off);
             S.tj[0][tx] = off[0];
             S.tj[1][tx] = off[1];
+        }
+        if (CTAB && tx >= T && tx < T + Q::CE) { /* threads 64 .. 135 */
+            const int i = tx - T;
+            int32_t off[2] = {0, 0};
+            if (FULL || i < ncr)
+                kg_tp_offsets<2>(L, KG_TP_C, c0 + i, off);
+            S.tc[i] = off[1];
         }
         __syncthreads();
     }
@@ -79,11 +93,19 @@ __device__ __forceinline__ void kg_tph_tile(const kg_ew_ptrs &p, const kg_tperm 
     const int32_t sci = L.stride[KG_TP_C][1][0];
     const int32_t tji = JFLAT ? (int32_t)(j0 + lo) * L.stride[KG_TP_J][1][0] : S.tj[1][lo];
     const int cl = (tx / T) * EL;
-    const X *in = (const X *)p.in[0] + (boff[1] + tji + ((int32_t)c0 + cl) * sci);
     X r[EL];
+    if constexpr (CTAB) { /* wrapping arithmetic: a row past the axis's end is not read */
+        const X *in = (const X *)p.in[0];
+        const int32_t ib = (int32_t)((uint32_t)boff[1] + (uint32_t)tji);
 #pragma unroll
-    for (int m = 0; m < EL; m++)
-        r[m] = FULL || (lo < jn && cl + m < ncr) ? in[m * sci] : X{};
+        for (int m = 0; m < EL; m++)
+            r[m] = FULL || (lo < jn && cl + m < ncr) ? in[ib + S.tc[cl + m]] : X{};
+    } else {
+        const X *in = (const X *)p.in[0] + (boff[1] + tji + ((int32_t)c0 + cl) * sci);
+#pragma unroll
+        for (int m = 0; m < EL; m++)
+            r[m] = FULL || (lo < jn && cl + m < ncr) ? in[m * sci] : X{};
+    }
 #pragma unroll
     for (int m = 0; m < EL; m++)
         S.s[lo][cl + m] = r[m];
@@ -126,17 +148,19 @@ template <typename F, int N> __device__ __forceinline__ void kg_ew_tperms(const 
     const int ncr = (int)(L.n[KG_TP_C] - c0);
     const int jn = L.n[KG_TP_J] - j0 < (uint32_t)Q::T ? (int)(L.n[KG_TP_J] - j0) : Q::T;
     const bool full = jn == Q::T && ncr >= Q::CE;
-#define KG_TPH_CASES(JF)                                                                                               \
+#define KG_TPH_CASES(JF, CT)                                                                                           \
     if (ct == 0)                                                                                                       \
-        kg_tph_tile<F, JF, true, false>(p, L, S, b, c0, j0, ncr, jn);                                                  \
+        kg_tph_tile<F, JF, true, false, CT>(p, L, S, b, c0, j0, ncr, jn);                                              \
     else if (full)                                                                                                     \
-        kg_tph_tile<F, JF, false, true>(p, L, S, b, c0, j0, ncr, jn);                                                  \
+        kg_tph_tile<F, JF, false, true, CT>(p, L, S, b, c0, j0, ncr, jn);                                              \
     else                                                                                                               \
-        kg_tph_tile<F, JF, false, false>(p, L, S, b, c0, j0, ncr, jn);
-    if (L.flat) { /* c and j one dim each (the c axis always is, kg_ew_tperms_ok) */
-        KG_TPH_CASES(true)
+        kg_tph_tile<F, JF, false, false, CT>(p, L, S, b, c0, j0, ncr, jn);
+    if (L.flat) { /* c and j one dim each */
+        KG_TPH_CASES(true, false)
+    } else if (L.nd[KG_TP_C] > 1) { /* c chained over several dims (kg_ew_tperms_ok under KG_EW_TUNE_TPERMS_CHAIN 1) */
+        KG_TPH_CASES(false, true)
     } else {
-        KG_TPH_CASES(false)
+        KG_TPH_CASES(false, false)
     }
 #undef KG_TPH_CASES
 }

@@ -15,6 +15,7 @@
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -949,7 +950,9 @@ static int next_perm(int *p, int n)
    set it; the tuning hook then routes every planned call to tperm), or
    tperma (want_tperm 2: the tperma tests), or either of tperm and tperms
    (3: the tperms tests, whose kernel takes only plans with a c axis of one
-   dim; each test asserts that tperms ran from ran_total). */
+   dim; each test asserts that tperms ran from ran_total), or either of
+   tperm and tpermc (4: the tpermc tests, forced; its kernel takes only
+   plans whose c axis is one run of the output). */
 static int want_tperm;
 static unsigned ran_total; /* every variant check_perms saw run */
 
@@ -992,7 +995,10 @@ static void check_perms(kg_op op, kg_dtype dt, kg_dtype odt, int nd, const int64
         run_case(op, dt, odt, &ip, &ran);
     }
     ran_total |= ran;
-    if (want_tperm == 3)
+    if (want_tperm == 4)
+        cr_assert(ran & ((1u << KG_EW_TPERMC) | (1u << KG_EW_TPERM)), "%s %s: neither tpermc nor tperm ran (variants %#x)",
+                  kg_op_get_info(op)->name, kg_dtype_name(dt), ran);
+    else if (want_tperm == 3)
         cr_assert(ran & ((1u << KG_EW_TPERMS) | (1u << KG_EW_TPERM)), "%s %s: neither tperms nor tperm ran (variants %#x)",
                   kg_op_get_info(op)->name, kg_dtype_name(dt), ran);
     else if (want_tperm == 2)
@@ -1230,7 +1236,8 @@ static void reset_tile_tunings(void)
     static const int tv[][2] = {{KG_EW_TUNE_TPERM_WORDS, 2}, {KG_EW_TUNE_TPERM_RECT, 56}, {KG_EW_TUNE_TPERMA_BPS, 0},
                                 {KG_EW_TUNE_TPERM_FLAT, 1},  {KG_EW_TUNE_TPERMA, 2},      {KG_EW_TUNE_TPERMS, 2},
                                 {KG_EW_TUNE_TPERMW, 2},      {KG_EW_TUNE_TPERMW_FORM, 1}, {KG_EW_TUNE_TPERMW_BPS, 0},
-                                {KG_EW_TUNE_TPERMW_CW, 0},   {KG_EW_TUNE_TPX_A, 1}};
+                                {KG_EW_TUNE_TPERMW_CW, 0},   {KG_EW_TUNE_TPX_A, 1},       {KG_EW_TUNE_TPERMC, 1},
+                                {KG_EW_TUNE_TPERMS_CHAIN, 1}};
     for (size_t i = 0; i < sizeof tv / sizeof tv[0]; i++)
         kg_test_ew_tune(tv[i][0], tv[i][1]);
 }
@@ -1457,13 +1464,14 @@ Test(tperms, copies_2byte_pairs_fewer_blocks, .init = setup, .fini = teardown, .
 
 /* The default choice (KG_EW_TUNE_TPERMA 2, KG_EW_TUNE_TPERM 0) on odd
    shapes, bits exact: bf16 / f16 copies that kg_ew_tperma_by_default takes
-   never run tperm (the 2-d transpose runs tperma; want -1: tperma or a
-   variant other than tperm that the default prefers), the one it leaves
-   (input 0 not staged) runs tperm. */
+   never run tperm (the 2-d transpose's output rows of 751 start off
+   sectors, so it runs tpermc, KG_EW_TUNE_TPERMC 1 since round s31r1; want
+   -1: tperma or a variant other than tperm that the default prefers), the
+   one it leaves (input 0 not staged) runs tperm. */
 Test(tperma, default_choice, .init = setup, .fini = teardown, .timeout = 600)
 {
     static const tperma_case cs[] = {
-        {2, {503, 751}, {1, 0}, KG_EW_TPERMA},        /* flat, 12 x 8 tiles */
+        {2, {503, 751}, {1, 0}, KG_EW_TPERMC},        /* flat, 12 x 8 tiles, rows off sectors */
         {3, {37, 66, 45}, {2, 1, 0}, -1},           /* tables, 4 x 8 tiles */
         {3, {37, 66, 45}, {1, 0, 2}, KG_EW_TPERM},  /* input 0 not staged */
         {3, {37, 66, 45}, {2, 0, 1}, -1},
@@ -1936,7 +1944,7 @@ static unsigned check_bits(kg_op op, kg_dtype dt)
             if (tu)
                 for (int k = 0; k < NT; k++)
                     was[k] = kg_test_ew_tune(t1[k][0], t1[k][1]);
-            for (int force = -1; force <= KG_EW_TPLANEM; force++) {
+            for (int force = -1; force <= KG_EW_TPERMC; force++) {
                 const int poison = runs++ % 2 ? 0x5a : 0xff; /* each poison is one pattern: two of them */
                 KT_OK(ctx, kg_memset(ctx, odev, poison, (size_t)on * es));
                 kg_test_force_ew_variant(ctx, force);
@@ -1977,14 +1985,14 @@ static unsigned check_bits(kg_op op, kg_dtype dt)
    runtime's own choice and forced to each variant (check_bits). Asserts
    that every variant ran: for copies of 2-byte types the eight of
    kg_ew_variant and tperm, rowsv, tplanev, tslab, tchunk, tperma, tperms,
-   tplanem;
+   tplanem, tpermc (forced on the odd transpose, layout 1);
    for identity casts (which only copies' kernels after tperm serve) and
    f32 / f64 the eight and tperm. */
 Test(elementwise, copies_of_2byte_floats_move_bits_in_every_variant, .timeout = 600)
 {
     const unsigned base = ((1u << KG_EW_VARIANT_COUNT) - 1) | 1u << KG_EW_TPERM;
     const unsigned all = base | 1u << KG_EW_ROWSV | 1u << KG_EW_TPLANE | 1u << KG_EW_TSLAB | 1u << KG_EW_TCHUNK |
-                         1u << KG_EW_TPERMA | 1u << KG_EW_TPERMS | 1u << KG_EW_TPLANEM;
+                         1u << KG_EW_TPERMA | 1u << KG_EW_TPERMS | 1u << KG_EW_TPLANEM | 1u << KG_EW_TPERMC;
     const kg_dtype dts[] = {KG_F16, KG_BF16, KG_F32, KG_F64};
     for (size_t di = 0; di < sizeof dts / sizeof dts[0]; di++)
         for (int c = 0; c < 2; c++) {
@@ -2126,7 +2134,9 @@ Test(tperm, every_fill_threshold, .init = setup, .fini = teardown, .timeout = 60
    vectors along the output's fast dim with full tiles, nd32v for an aligned
    inner dim kept in place, nd32 for a 4-byte one whose rows miss sectors,
    and never for ops without a tperm kernel; tslab for 2-byte copies with
-   short output rows and a long input row (kg_ew_tslab_by_default). */
+   short output rows and a long input row (kg_ew_tslab_by_default); tpermc
+   for a 2-byte copy tperma would take whose output rows start off sectors
+   (KG_EW_TUNE_TPERMC 1, since round s31r1). */
 Test(tperm, default_choice, .init = setup, .fini = teardown)
 {
     static const struct {
@@ -2138,7 +2148,7 @@ Test(tperm, default_choice, .init = setup, .fini = teardown)
         int want;
     } cs[] = {
         {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_F32, KG_EW_TPERMS},  /* 4-byte copy, c one dim: rows cut at sectors */
-        {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERMA}, /* 2-byte copy: kg_ew_tperma_by_default */
+        {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERMC}, /* 2-byte copy, rows off sectors: tpermc */
         {2, {503, 751}, {1, 0}, KG_OP_COPY, KG_I32, KG_EW_TPERMS},  /* the same kernel for every 4-byte copy */
         {2, {1001, 64}, {1, 0}, KG_OP_COPY, KG_F32, KG_EW_PERM},   /* vector stores, full tiles: perm */
         {2, {1024, 64}, {1, 0}, KG_OP_COPY, KG_BF16, KG_EW_TPERM}, /* 2-byte, vectors both sides: tperm */
@@ -3681,7 +3691,11 @@ static int copy_2byte_bits(const view *a, const view *o, kg_dtype dt)
    shape P read in the order p, out dense), the tpx kernel where kg_ew_tpx_a
    takes the copy on this GPU's multiprocessors (the rows it takes on 132),
    tperma where it does not (its two losing classes); then 6007x5003^T with
-   KG_EW_TUNE_TPX_A 0 (the knob that turns A off: tperma). bf16 aligned,
+   KG_EW_TUNE_TPX_A 0 (the knob that turns A off: tperma). Since round
+   s31r1 (KG_EW_TUNE_TPERMC 1) a copy rule A leaves runs tpermc instead of
+   tperma where kg_ew_tpermc_ok and its output rows start off sectors
+   (kg_ew_tpermc_rows_off at the output's offset), e.g. 6007x5003^T with A
+   off. bf16 aligned,
    f16 on three rows with the input and the output one element off. Bits
    exact on every element (copy_2byte_bits: about 2.7e8 elements, well
    under a minute; in s29r1 the same rows through run_case, whose
@@ -3717,9 +3731,11 @@ Test(tperms, copies_2byte_pairs_by_rule_a, .init = setup, .fini = teardown, .tim
             const view a = read_in_order(cs[r].nd, cs[r].P, cs[r].p, shape), o = dense(cs[r].nd, shape);
             const view ak = offset(a, k), ok = offset(o, k);
             const kg_dtype dt = k ? KG_F16 : KG_BF16;
+            const int c = !want && kg_ew_tpermc_ok(&tp) && kg_ew_tpermc_rows_off(&tp, KT_DEV((1 << 28) + 2 * k));
             const int used = copy_2byte_bits(&ak, &ok, dt);
-            cr_assert_eq(used, want ? KG_EW_TPERMS : KG_EW_TPERMA, "%s case %zu%s: variant %d, want %s",
-                         kg_dtype_name(dt), r, off ? " (rule A off)" : "", used, want ? "tperms" : "tperma");
+            cr_assert_eq(used, want ? KG_EW_TPERMS : c ? KG_EW_TPERMC : KG_EW_TPERMA,
+                         "%s case %zu%s: variant %d, want %s", kg_dtype_name(dt), r, off ? " (rule A off)" : "", used,
+                         want ? "tperms" : c ? "tpermc" : "tperma");
         }
     }
     reset_tile_tunings();
@@ -3754,6 +3770,7 @@ Test(bits_plan, bits_layouts_are_planned_by_the_copy_kernels)
         kg_tperm tp, tw;
         cr_assert(kg_ew_plan_tperm(&L[1], tes, &tp) && !tp.rect, "%zu-byte: layout 1, no square tperm plan", es);
         cr_assert(es != 2 || kg_ew_plan_tpx(&L[1], &tw), "layout 1: no tpx plan");
+        cr_assert(es != 2 || kg_ew_tpermc_ok(&tp), "layout 1: no tpermc plan");
         kg_rowsv rv;
         cr_assert(kg_ew_plan_rowsv(&L[4], es, 0, &rv), "%zu-byte: layout 4, no rowsv plan", es);
         kg_tplane tq;
@@ -3990,4 +4007,347 @@ Test(tperm_plan, default_choice_follows_the_measured_winners)
         const int got = kg_ew_tperm_preferred(&tp, &pm, permf_ok && !pm.fold_c && !pm.fold_j, 0, es[0], es[0]);
         cr_assert_eq(got, gs[i].want, "GPU test case %zu: tperm preferred %d, want %d", i, got, gs[i].want);
     }
+}
+
+/* ---- tpermc / tperms on chained c axes: output rows cut at sectors on tperm's plan ---- */
+
+/* The cut kernels on tperm's square-tile plan tp of the copy layout L
+   (<op>_tpermc, es 2, templates/elementwise_tpc.cuh; <op>_tperms with a c
+   axis of several dims, es 4, elementwise_tph.cuh), walked as they walk
+   it, the output's address `phase` elements past a 32-byte sector: tile t
+   -> (c tile, j tile, b) in the plan's block order (kg_tp_where); the
+   tile loads c rows c0 .. c0 + 63 + S (S = 32 / es positions a sector)
+   that are inside the axis; output row j owns the 64 positions from its
+   first sector boundary at or after c0 (the first c tile from 0, the last
+   to the axis's end), each whole 16-byte chunk from that boundary (es 2)
+   aligned. Asserts that the c axis is one run of the output, that every
+   output element is written once (hits), from the input element the
+   layout puts there, by a tile that loaded its c row. */
+static void walk_cut_tiles(const kg_layout *L, const kg_tperm *tp, int es, uint32_t phase, unsigned char *hits,
+                           int64_t n, const char *what)
+{
+    const int S = 32 / es, T = 64;
+    const int64_t nc = tp->n[KG_TP_C], nj = tp->n[KG_TP_J];
+    cr_assert_eq((int64_t)tp->tiles, (int64_t)tp->tiles_c * tp->tiles_j * tp->n[KG_TP_B], "%s: tiles", what);
+    cr_assert_eq((int64_t)tp->tiles_c, (nc + T - 1) / T, "%s: c tiles", what);
+    cr_assert_eq((int64_t)tp->tiles_j, (nj + T - 1) / T, "%s: j tiles", what);
+    memset(hits, 0, (size_t)n);
+    for (uint32_t t = 0; t < tp->tiles; t++) {
+        uint32_t ct, jt, b;
+        if (tp->jfirst) {
+            jt = t % tp->tiles_j;
+            ct = t / tp->tiles_j % tp->tiles_c;
+            b = t / tp->tiles_j / tp->tiles_c;
+        } else {
+            ct = t % tp->tiles_c;
+            jt = t / tp->tiles_c % tp->tiles_j;
+            b = t / tp->tiles_c / tp->tiles_j;
+        }
+        int64_t bo[2] = {0, 0};
+        tp_axis_offsets(tp, KG_TP_B, b, bo);
+        const int64_t c0 = (int64_t)ct * T, j0 = (int64_t)jt * T, ncr = nc - c0;
+        const int64_t jn = nj - j0 < T ? nj - j0 : T;
+        for (int64_t c = 0; c < ncr && c < T + S; c++) { /* the loads: the c axis is one run of the output */
+            int64_t co[2] = {0, 0};
+            tp_axis_offsets(tp, KG_TP_C, c0 + c, co);
+            cr_assert_eq(co[0], c0 + c, "%s: c position %lld is not output element %lld of its row", what,
+                         (long long)(c0 + c), (long long)(c0 + c));
+        }
+        for (int64_t jj = 0; jj < jn; jj++) { /* the stores */
+            int64_t jo[2] = {0, 0};
+            tp_axis_offsets(tp, KG_TP_J, j0 + jj, jo);
+            const int64_t ro = bo[0] + jo[0] + c0;
+            const int h = (int)((uint64_t)(S - (int64_t)((phase + (uint64_t)ro) % (uint64_t)S)) % (uint64_t)S);
+            cr_assert_eq((phase + (uint64_t)(ro + h)) % (uint64_t)S, 0u, "%s: row %lld cut off a sector", what,
+                         (long long)(j0 + jj));
+            for (int64_t cc = ct ? h : 0; cc < h + T && cc < ncr; cc++) {
+                cr_assert(cc < T + S, "%s: position %lld of tile %u not loaded", what, (long long)cc, t);
+                if (es == 2 && cc >= h && (cc - h) % 8 == 0 && cc + 8 <= ncr)
+                    cr_assert_eq((phase + (uint64_t)(ro + cc)) % 8, 0u, "%s: a chunk off 16 bytes", what);
+                const int64_t o = ro + cc;
+                cr_assert(o >= 0 && o < n, "%s: output offset %lld", what, (long long)o);
+                hits[o]++;
+                int64_t r = o, want = 0; /* the input element the layout puts at o */
+                for (int d = 0; d < L->ndim; d++) {
+                    want += r % L->size[d] * L->stride[1][d];
+                    r /= L->size[d];
+                }
+                int64_t co[2] = {0, 0};
+                tp_axis_offsets(tp, KG_TP_C, c0 + cc, co);
+                cr_assert_eq(bo[1] + co[1] + jo[1], want, "%s: input offset of output element %lld", what,
+                             (long long)o);
+            }
+        }
+    }
+    for (int64_t e = 0; e < n; e++)
+        cr_assert_eq(hits[e], 1, "%s phase %u: element %lld written %d times", what, phase, (long long)e, hits[e]);
+}
+
+/* Every permutation of 2 to 5 dims (odd and even sizes, short dims that
+   fold, small versions of the perm bench's slow rows: [13,8,19,11] for
+   [33,64,95,91], [43,49,11] for [429,487,105], [15,19,7,5] for
+   [157,195,73,11]; whole tiles with a b dim; a long c axis whose j tiles
+   go first for 4-byte elements) planned by kg_ew_plan_tperm
+   for 2-byte elements
+   (kg_ew_tpermc_ok plans) and 4-byte ones (kg_ew_tperms_ok under
+   KG_EW_TUNE_TPERMS_CHAIN 1), walked as tpermc / tperms walk them at each
+   phase of the output's address within a sector; the walks must include
+   c axes of 2 and more dims, j axes of several dims, b dims and both
+   block orders. */
+Test(tperm_plan, cut_tiles_on_chained_c_axes_cover_each_element_once)
+{
+    static const struct {
+        int nd;
+        int64_t P[5];
+    } cs[] = {{2, {130, 67}},      {3, {37, 66, 45}},    {4, {5, 34, 7, 67}},  {5, {3, 5, 7, 9, 11}},
+              {3, {65, 129, 63}},  {4, {13, 8, 19, 11}}, {3, {43, 49, 11}},    {4, {15, 19, 7, 5}},
+              {3, {7, 301, 5}},    {2, {25, 1155}},      {4, {3, 70, 5, 67}},  {3, {3, 64, 128}},
+              {3, {5, 128, 192}},  {3, {16411, 3, 5}}};
+    const int was = kg_test_ew_tune(KG_EW_TUNE_TPERMS_CHAIN, 1);
+    for (int es = 2; es <= 4; es += 2) {
+        int walked = 0, cfold = 0, c3 = 0, jfold = 0, bdims = 0, jfirst = 0;
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+            const int nd = cs[i].nd;
+            int p[5] = {0, 1, 2, 3, 4};
+            int64_t n = 1;
+            for (int d = 0; d < nd; d++)
+                n *= cs[i].P[d];
+            unsigned char *hits = calloc((size_t)n, 1);
+            cr_assert_not_null(hits);
+            do {
+                const kg_layout L = copy_in_order_layout(nd, cs[i].P, p, es == 2 ? KG_BF16 : KG_F32);
+                const size_t esz[KG_EW_MAX_OPERANDS] = {(size_t)es, (size_t)es, 0, 0};
+                kg_tperm tp;
+                if (L.ndim < 2 || !kg_ew_plan_tperm(&L, esz, &tp))
+                    continue;
+                if (!(es == 2 ? kg_ew_tpermc_ok(&tp) : kg_ew_tperms_ok(&tp)))
+                    continue;
+                cr_assert_eq(kg_ew_tpermc_ok(&tp), kg_ew_tperms_ok(&tp), "case %zu: tpermc / tperms disagree", i);
+                walked++;
+                cfold += tp.nd[KG_TP_C] > 1;
+                c3 += tp.nd[KG_TP_C] > 2;
+                jfold += tp.nd[KG_TP_J] > 1;
+                bdims += tp.nd[KG_TP_B] > 0;
+                jfirst += tp.jfirst != 0;
+                char what[96];
+                snprintf(what, sizeof what, "es %d case %zu perm %d%d%d%d%d", es, i, p[0], p[1], p[2], p[3], p[4]);
+                for (uint32_t phase = 0; phase < (uint32_t)(32 / es); phase++)
+                    walk_cut_tiles(&L, &tp, es, phase, hits, n, what);
+            } while (next_perm(p, nd));
+            free(hits);
+        }
+        cr_assert(walked >= 60 && cfold >= 10 && c3 >= 1 && jfold >= 10 && bdims >= 2 && (es == 2 || jfirst >= 1),
+                  "es %d: %d plans walked, %d with c of several dims (%d of 3+), %d with j folded, %d with b dims, %d "
+                  "j tiles first",
+                  es, walked, cfold, c3, jfold, bdims, jfirst);
+    }
+    kg_test_ew_tune(KG_EW_TUNE_TPERMS_CHAIN, was);
+}
+
+/* kg_ew_tp_c_chained, kg_ew_tpermc_ok, kg_ew_tpermc_rows_off and
+   kg_ew_tperms_ok (KG_EW_TUNE_TPERMS_CHAIN) on the perm bench's slow rows
+   (input a = a dense buffer of physical shape P read in the order p, out
+   dense and aligned; H100 s30f, % of copy): bf16 [33,64,95,91] p3.1.0.2
+   (tperma, 54.9), p1.3.0.2 (58.3), [429,487,105] p2.1.0 (54.8),
+   [157,195,73,11] p3.1.0.2 (54.9) have c axes that are one run of the
+   output and rows off sectors; p2.1.3.0 (61.6) folds c over dims that do
+   not chain (33 and 64 of output strides 1 and 3003), p2.1.0.3 (55.1)
+   does not stage its input; p3.0.1.2 (67.7) has its rows on sectors.
+   f32: p3.1.0.2 (68.9), p1.3.0.2 (73.5), sweep 203x189x569 p2.1.0 (72.2)
+   are tperm's because their c axis has two dims: tperms takes them only
+   under KG_EW_TUNE_TPERMS_CHAIN 1, then by its default rule. And the two
+   tunings are on (1) by default since round s31r1. */
+Test(tperm_plan, tpermc_and_chained_tperms_on_the_bench_rows)
+{
+    const int was_c = kg_test_ew_tune(KG_EW_TUNE_TPERMC, 0), was_s = kg_test_ew_tune(KG_EW_TUNE_TPERMS_CHAIN, 0);
+    cr_assert_eq(was_c, 1, "KG_EW_TUNE_TPERMC is not 1 by default");
+    cr_assert_eq(was_s, 1, "KG_EW_TUNE_TPERMS_CHAIN is not 1 by default");
+    static const struct {
+        int nd;
+        int64_t P[4];
+        int p[4];
+        int es, ok, off, cd; /* kg_ew_tpermc_ok (es 2) / kg_ew_tperms_ok under the chain tuning (es 4), rows off
+                                sectors, c dims */
+    } cs[] = {
+        {4, {33, 64, 95, 91}, {3, 1, 0, 2}, 2, 1, 1, 2}, {4, {33, 64, 95, 91}, {1, 3, 0, 2}, 2, 1, 1, 2},
+        {3, {429, 487, 105}, {2, 1, 0}, 2, 1, 1, 1},     {4, {157, 195, 73, 11}, {3, 1, 0, 2}, 2, 1, 1, 2},
+        {4, {33, 64, 95, 91}, {2, 1, 3, 0}, 2, 0, 1, 2}, {4, {33, 64, 95, 91}, {2, 1, 0, 3}, 2, 0, 1, 2},
+        {4, {33, 64, 95, 91}, {3, 0, 1, 2}, 2, 1, 0, 1}, {4, {33, 64, 95, 91}, {3, 1, 0, 2}, 4, 1, 1, 2},
+        {4, {33, 64, 95, 91}, {1, 3, 0, 2}, 4, 1, 1, 2}, {3, {203, 189, 569}, {2, 1, 0}, 4, 1, 1, 2},
+        {4, {33, 64, 95, 91}, {2, 1, 3, 0}, 4, 0, 1, 2},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const kg_layout L = copy_in_order_layout(cs[i].nd, cs[i].P, cs[i].p, cs[i].es == 2 ? KG_BF16 : KG_F32);
+        const size_t es[KG_EW_MAX_OPERANDS] = {(size_t)cs[i].es, (size_t)cs[i].es, 0, 0};
+        kg_tperm tp;
+        cr_assert(kg_ew_plan_tperm(&L, es, &tp), "case %zu: no tperm plan", i);
+        cr_assert_eq(tp.nd[KG_TP_C], cs[i].cd, "case %zu: c dims", i);
+        cr_assert_eq(kg_ew_tpermc_rows_off(&tp, KT_DEV(1 << 28)), cs[i].off, "case %zu: rows off sectors", i);
+        cr_assert(kg_ew_tpermc_rows_off(&tp, KT_DEV((1 << 28) + 2)), "case %zu: output 2 bytes off", i);
+        if (cs[i].es == 2) {
+            cr_assert_eq(kg_ew_tpermc_ok(&tp), cs[i].ok, "case %zu: tpermc_ok", i);
+            cr_assert(!cs[i].ok || kg_ew_tperma_by_default(&tp), "case %zu: main runs tperma", i);
+        } else {
+            cr_assert_eq(kg_ew_tperms_ok(&tp), cs[i].ok && cs[i].cd == 1, "case %zu: tperms_ok, chain off", i);
+            cr_assert(!kg_ew_tperms_by_default(&tp, KT_DEV(1 << 28)) || cs[i].cd == 1, "case %zu: main's tperms", i);
+            kg_test_ew_tune(KG_EW_TUNE_TPERMS_CHAIN, 1);
+            cr_assert_eq(kg_ew_tperms_ok(&tp), cs[i].ok, "case %zu: tperms_ok, chain on", i);
+            cr_assert_eq(kg_ew_tperms_by_default(&tp, KT_DEV(1 << 28)), cs[i].ok && cs[i].off, "case %zu: rule", i);
+            kg_test_ew_tune(KG_EW_TUNE_TPERMS_CHAIN, 0);
+        }
+        cr_assert_eq(kg_ew_tp_c_chained(&tp, 1), tp.nd[KG_TP_C] == 1 && tp.stride[KG_TP_C][0][0] == 1,
+                     "case %zu: one dim", i);
+    }
+    /* out-of-range values set the default (1) */
+    kg_test_ew_tune(KG_EW_TUNE_TPERMC, 7);
+    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TPERMC, 0), 1, "KG_EW_TUNE_TPERMC 7");
+    kg_test_ew_tune(KG_EW_TUNE_TPERMS_CHAIN, -1);
+    cr_assert_eq(kg_test_ew_tune(KG_EW_TUNE_TPERMS_CHAIN, 0), 1, "KG_EW_TUNE_TPERMS_CHAIN -1");
+    kg_test_ew_tune(KG_EW_TUNE_TPERMC, was_c);
+    kg_test_ew_tune(KG_EW_TUNE_TPERMS_CHAIN, was_s);
+}
+
+/* A copy into a dense output of the physical shape P read in the order p
+   (read_in_order), the input ia and the output io elements off alignment;
+   returns the variants that ran (run_case: every element's bits against
+   its input's, its value against the reference, the output poisoned) */
+static unsigned copy_in_order(kg_dtype dt, int nd, const int64_t *P, const int *p, int ia, int io, const char *what)
+{
+    unsigned ran = 0;
+    int64_t shape[KG_MAX_DIMS];
+    const view a = read_in_order(nd, P, p, shape), o = dense(nd, shape);
+    ew_case c = {what, 1, {offset(a, ia), o, o}, offset(o, io), -1, FILL_MIXED, 0};
+    run_case(KG_OP_COPY, dt, dt, &c, &ran);
+    return ran;
+}
+
+/* Copies of 2-byte elements by <op>_tpermc (forced; word pairs and rect
+   tiles off so that even shapes and short output dims take it too; where
+   the plan's c axis is not one run of the output, or input 0 is not
+   staged, tperm runs instead): every permutation of the tperm shapes (2 to
+   5 dims, odd and short dims folded, a misaligned case each), rows of 255,
+   387, 31, 4097, 2 and 1 elements, small versions of the perm bench's
+   slow rows ([13,8,19,11] for [33,64,95,91], [43,49,11] for
+   [429,487,105], [15,19,7,5] for [157,195,73,11]) and [300,7,261] (whole
+   tiles along both axes); then at each of the output's 16 phases within a
+   sector, the input off by another amount: a 2-d transpose, a 3-d
+   reversal and [13,8,19,11] p3.1.0.2 (a c axis of two dims, whole tiles
+   from a table: 247 x 88 positions), each asserting that tpermc ran; and
+   a 6-d reversal and rotation. bf16 and f16; flat: offsets by
+   multiplication where both axes are one dim (0: tables everywhere).
+   Bits exact. */
+static void check_tpermc(int flat)
+{
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_FLAT, flat);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_WORDS, 0);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 0); /* rect plans (a short output dim 0) keep tperm */
+    force_variant = KG_EW_TPERMC;
+    want_tperm = 4;
+    const kg_dtype dts[] = {KG_BF16, KG_F16};
+    for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
+        ran_total = 0;
+        check_tile_copy_shapes(dts[i]);
+        check_perms(KG_OP_COPY, dts[i], dts[i], 4, S(13, 8, 19, 11));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(43, 49, 11));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 4, S(15, 19, 7, 5));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(300, 7, 261));
+        cr_assert(ran_total & (1u << KG_EW_TPERMC), "%s: tpermc never ran (variants %#x)", kg_dtype_name(dts[i]),
+                  ran_total);
+    }
+    for (int k = 0; k < 3 * 16; k++) {
+        static const int64_t s2[2] = {257, 131}, s3[3] = {67, 5, 130}, s4[4] = {13, 8, 19, 11};
+        static const int t2[2] = {1, 0}, r3[3] = {2, 1, 0}, p4[4] = {3, 1, 0, 2};
+        const int sh = k % 3, oo = k / 3, io = (k * 5 + 3) % 16;
+        const unsigned ran = copy_in_order(k % 2 ? KG_F16 : KG_BF16, sh + 2, sh == 0 ? s2 : sh == 1 ? s3 : s4,
+                                           sh == 0 ? t2 : sh == 1 ? r3 : p4, io, oo, "tpermc output phase");
+        cr_assert(ran & (1u << KG_EW_TPERMC), "phase case %d: tpermc did not run (variants %#x)", k, ran);
+    }
+    check_6d_copies(KG_F16, KG_BF16, (1u << KG_EW_TPERMC) | (1u << KG_EW_TPERM));
+    force_variant = -1;
+    want_tperm = 0;
+    reset_tile_tunings();
+}
+
+Test(tpermc, copies_every_permutation, .init = setup, .fini = teardown, .timeout = 600) { check_tpermc(1); }
+
+Test(tpermc, copies_every_permutation_tables, .init = setup, .fini = teardown, .timeout = 600) { check_tpermc(0); }
+
+/* The tunings' default choice: KG_EW_TUNE_TPERMC 1 runs tpermc on the
+   2-byte copies whose plan it serves and whose output rows start off
+   sectors ([13,8,19,11] p3.1.0.2, rows of 247; [43,49,11] p2.1.0, rows of
+   43; a 1031 x 96 transpose into an output one element off), not where
+   they start on sectors (the same transpose into an aligned output, rows
+   of 96: tperma as before) or where its c axis does not chain
+   ([13,8,19,11] p2.1.3.0); 2 takes the aligned rows too; 0 none (1 is
+   the default since round s31r1). KG_EW_TUNE_TPERMS_CHAIN 1 (the default
+   since round s31r1) runs tperms on the f32 / i32 copy whose
+   c axis folds two dims ([13,8,19,11] p3.1.0.2; 0: tperm) and still not
+   on p2.1.3.0. Bits exact, inputs and outputs at several offsets. */
+Test(tpermc, default_choice_by_the_tunings, .init = setup, .fini = teardown, .timeout = 600)
+{
+    static const struct {
+        int nd;
+        int64_t P[4];
+        int p[4];
+        int io;      /* the output's offset in elements */
+        int want[3]; /* tpermc ran under KG_EW_TUNE_TPERMC 0, 1, 2 (2-byte); tperms ran under the chain 0, 1, - (4-byte) */
+        int es;
+    } cs[] = {
+        {4, {13, 8, 19, 11}, {3, 1, 0, 2}, 0, {0, 1, 1}, 2}, {3, {43, 49, 11}, {2, 1, 0}, 0, {0, 1, 1}, 2},
+        {2, {96, 1031}, {1, 0}, 1, {0, 1, 1}, 2},           {2, {96, 1031}, {1, 0}, 0, {0, 0, 1}, 2},
+        {4, {13, 8, 19, 11}, {2, 1, 3, 0}, 0, {0, 0, 0}, 2}, {4, {13, 8, 19, 11}, {3, 1, 0, 2}, 0, {0, 1, 0}, 4},
+        {4, {13, 8, 19, 11}, {3, 1, 0, 2}, 3, {0, 1, 0}, 4}, {4, {13, 8, 19, 11}, {2, 1, 3, 0}, 0, {0, 0, 0}, 4},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+        for (int m = 0; m < (cs[i].es == 2 ? 3 : 2); m++)
+            for (int k = 0; k < 2; k++) {
+                const kg_dtype dt = cs[i].es == 2 ? (k ? KG_F16 : KG_BF16) : (k ? KG_I32 : KG_F32);
+                kg_test_ew_tune(cs[i].es == 2 ? KG_EW_TUNE_TPERMC : KG_EW_TUNE_TPERMS_CHAIN, m);
+                const unsigned ran =
+                    copy_in_order(dt, cs[i].nd, cs[i].P, cs[i].p, (int)(i + k) % 3, cs[i].io, "by the tunings");
+                const unsigned v = 1u << (cs[i].es == 2 ? KG_EW_TPERMC : KG_EW_TPERMS);
+                cr_assert_eq(!(ran & v), !cs[i].want[m], "case %zu, %s, tuning %d: variants %#x", i,
+                             kg_dtype_name(dt), m, ran);
+            }
+    reset_tile_tunings();
+}
+
+/* Copies of 4-byte elements by <op>_tperms forced under
+   KG_EW_TUNE_TPERMS_CHAIN 1, where it also takes c axes of several dims
+   that chain in the output (their rows' input offsets from a table; tperm
+   where the c axis does not chain or input 0 is not staged): every
+   permutation of the tperm shapes and the rows of check_tile_copy_shapes,
+   the small versions of the bench's slow rows, [300,7,261]; [13,8,19,11]
+   p3.1.0.2 (c of two dims, 247 positions: whole tiles from the table) and
+   [15,19,7,5] p3.1.0.2 at each of the output's 8 phases within a sector,
+   the input off by another amount, asserting that tperms ran; a 6-d
+   reversal and rotation. f32 and i32, bits exact. */
+Test(tperms, copies_chained_c_axes, .init = setup, .fini = teardown, .timeout = 600)
+{
+    kg_test_ew_tune(KG_EW_TUNE_TPERMS_CHAIN, 1);
+    kg_test_ew_tune(KG_EW_TUNE_TPERM_RECT, 0); /* rect plans (a short output dim 0) keep tperm */
+    force_variant = KG_EW_TPERMS;
+    want_tperm = 3;
+    const kg_dtype dts[] = {KG_F32, KG_I32};
+    for (size_t i = 0; i < sizeof dts / sizeof dts[0]; i++) {
+        ran_total = 0;
+        check_tile_copy_shapes(dts[i]);
+        check_perms(KG_OP_COPY, dts[i], dts[i], 4, S(13, 8, 19, 11));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(43, 49, 11));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 4, S(15, 19, 7, 5));
+        check_perms(KG_OP_COPY, dts[i], dts[i], 3, S(300, 7, 261));
+        cr_assert(ran_total & (1u << KG_EW_TPERMS), "%s: tperms never ran (variants %#x)", kg_dtype_name(dts[i]),
+                  ran_total);
+    }
+    for (int k = 0; k < 2 * 8; k++) {
+        static const int64_t s4[4] = {13, 8, 19, 11}, s5[4] = {15, 19, 7, 5};
+        static const int p4[4] = {3, 1, 0, 2};
+        const unsigned ran = copy_in_order(k % 2 ? KG_I32 : KG_F32, 4, k % 2 ? s5 : s4, p4, (k * 3 + 1) % 8, k / 2,
+                                           "chained c, output phase");
+        cr_assert(ran & (1u << KG_EW_TPERMS), "phase case %d: tperms did not run (variants %#x)", k, ran);
+    }
+    check_6d_copies(KG_F32, KG_I32, (1u << KG_EW_TPERMS) | (1u << KG_EW_TPERM));
+    force_variant = -1;
+    want_tperm = 0;
+    reset_tile_tunings();
 }

@@ -205,6 +205,14 @@ Test(generator, every_combination_is_in_the_table_and_manifest)
                             cr_assert(kh + 1 < KG_KERNEL_COUNT);
                             cr_assert_str_eq(kg_kernels[kh + 1].name, tn);
                             expected++;
+                            if (kg_dtype_size((kg_dtype)d) == 2) {
+                                /* 2-byte elements: <op>_tpermc right after tplanem (session 31) */
+                                snprintf(tn, sizeof tn, "%.*s_tpermc", (int)strlen(kg_kernels[kd].name) - 6,
+                                         kg_kernels[kd].name);
+                                cr_assert(kh + 2 < KG_KERNEL_COUNT);
+                                cr_assert_str_eq(kg_kernels[kh + 2].name, tn);
+                                expected++;
+                            }
                         }
                     }
                 }

@@ -22,7 +22,7 @@
    front. The first byte's high part k = b / 6, where not
    0, forces what the tests force, so the plans they reach (and the
    candidates of later defaults) meet the same shapes: element-wise the
-   variant (k - 1) % (KG_EW_TPLANEM + 1) (tperm and the copy forms after
+   variant (k - 1) % (KG_EW_TPERMC + 1) (tperm and the copy forms after
    kg_ew_variant's, layout.h); attention, for odd k, the variant
    k / 2 % KG_ATTN_V_COUNT, for even k, k / 2 key splits of a decode call;
    reductions one of the tests' force tunings (tests/kg_red_force.h). A
@@ -73,7 +73,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (family == 1 && k)
         tuning = forced_tuning[(k - 1) % (sizeof forced_tuning / sizeof forced_tuning[0])]();
     if (family == 0 && k)
-        kg_test_force_ew_variant(ctx, (int)((k - 1) % (KG_EW_TPLANEM + 1)));
+        kg_test_force_ew_variant(ctx, (int)((k - 1) % (KG_EW_TPERMC + 1)));
     if (family == 3 && k % 2)
         kg_test_force_attn_variant(ctx, (int)(k / 2 % KG_ATTN_V_COUNT));
     if (family == 3 && k && k % 2 == 0)
