@@ -248,15 +248,19 @@ M.sm90_persist_f2 = { [128] = { nwg = 2, bn = 128, f2 = true } }
 -- and it was never timed.)
 M.sm90_persist_ts = { [128] = { nwg = 2, bn = 128, f2 = "none", ts = true } }
 -- "tw" (session 31, forced only, not measured yet): the D 64
--- three-warpgroup persistent default (ep causal, sk not) with each warp's
--- 16 staged output rows stored by its lane 0's bulk tensor copies (boxes of
--- 16 rows; attention_sm90.cuh TW) instead of every lane's four 16-byte
--- shared loads and global stores; no barrier added (warp stores). Warps
--- whose rows start before the sequence (the shifted first block) store as
--- before. The same bits.
+-- three-warpgroup persistent default (ep causal, sk not) and the D 128
+-- ones (as ts) with each warp's 16 staged output rows stored by its lane
+-- 0's bulk tensor copies (boxes of 16 rows; attention_sm90.cuh TW) instead
+-- of every lane's four (D 128: eight) 16-byte shared loads and global
+-- stores: no warpgroup barrier at all in the epilogue (at D 128 the
+-- warps' own rows, ws, which with the ordinary stores measured slower in
+-- session 15, and without the two barriers ts keeps). Warps whose rows
+-- start before the sequence (D 64's shifted first block) store as before.
+-- The same bits.
 M.sm90_persist_tw = {
   [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", ep = "causal", sk = "none",
            tw = true },
+  [128] = { nwg = 2, bn = 128, f2 = "none", ws = true, tw = true },
 }
 -- f2 on the D 256 grid kernel, not causal (session 22; the runtime's
 -- choice there): H200, s22r2, us, in turn, best of 3, grid / f2: f16 B 5
@@ -497,7 +501,7 @@ local variants = {
       return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_tw, false, true) or nil
     end,
     sm90a = true, include = "attention_sm90.cuh",
-    what = "Hopper persistent D 64 default, each warp's output rows by bulk tensor stores (forced only)" },
+    what = "Hopper persistent D 64 / 128 defaults, each warp's output rows by bulk tensor stores (forced only)" },
 }
 
 -- One module per dtype of a variant; returns the table rows (and appends

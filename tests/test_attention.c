@@ -566,19 +566,19 @@ Test(attention_plan, merge_lanes_take_every_split_in_one_round)
    (attention_sm90.cuh TS, TW): generated for f16 and bf16, no mask and
    causal; "Hopper persistent ts" at D 128 only (two consumer warpgroups and
    a producer, 384 threads, 128-row tiles), "Hopper persistent tw" at D 64
-   only (three, 512 threads, 192-row tiles); 128-key tiles, and the shape
-   and shared memory of the kernel each is timed against (the output's
-   staging tile is the one those have): ts causal the plain persistent
-   kernel, not causal f2; tw the plain persistent kernel; sm_90a code,
+   (three, 512 threads, 192-row tiles) and D 128 (as ts); 128-key tiles,
+   and the shape and shared memory of the kernel each is timed against
+   (the output's staging tile is the one those have): causal the plain
+   persistent kernel, not causal at D 128 f2; sm_90a code,
    each entry the kernel its name says. The runtime counts them persistent
    and takes them only forced (choose_variant). */
 Test(attention_plan, bulk_store_variants_table)
 {
-    const int vs[2] = {KG_ATTN_V_HOPPER_PERSIST_TS, KG_ATTN_V_HOPPER_PERSIST_TW}, dims[2] = {128, 64};
+    const int vs[2] = {KG_ATTN_V_HOPPER_PERSIST_TS, KG_ATTN_V_HOPPER_PERSIST_TW};
     const char *names[2] = {"Hopper persistent ts", "Hopper persistent tw"}, *pre[2] = {"attn90x", "attn90y"};
     const char *kinds[3] = {"none", "causal", "mask"};
     for (int x = 0; x < 2; x++) {
-        const int v = vs[x], nwg = x == 0 ? 2 : 3;
+        const int v = vs[x];
         cr_assert_str_eq(kg_attn_variant_names[v], names[x]);
         cr_assert_eq(kg_attn_variant_sm90a[v], 1);
         for (int dt = 0; dt < KG_DTYPE_COUNT; dt++)
@@ -586,13 +586,15 @@ Test(attention_plan, bulk_store_variants_table)
                 for (int kind = 0; kind < KG_ATTN_KIND_COUNT; kind++) {
                     const kg_attn_entry *e = &kg_attn_table[v][dt][slot][kind];
                     const int D = kg_attn_dims[slot];
-                    const int want = (dt == KG_F16 || dt == KG_BF16) && kind != KG_ATTN_MASK && D == dims[x];
+                    const int want = (dt == KG_F16 || dt == KG_BF16) && kind != KG_ATTN_MASK &&
+                                     (D == 128 || (x == 1 && D == 64));
+                    const int nwg = D == 64 ? 3 : 2;
                     cr_assert_eq(e->threads > 0, want, "%s %s D %d %s", names[x], kg_dtype_name((kg_dtype)dt), D,
                                  kinds[kind]);
                     if (!want)
                         continue;
-                    const int tv = x == 0 && kind != KG_ATTN_CAUSAL ? KG_ATTN_V_HOPPER_PERSIST_F2
-                                                                    : KG_ATTN_V_HOPPER_PERSIST;
+                    const int tv = D == 128 && kind != KG_ATTN_CAUSAL ? KG_ATTN_V_HOPPER_PERSIST_F2
+                                                                      : KG_ATTN_V_HOPPER_PERSIST;
                     const kg_attn_entry *twin = &kg_attn_table[tv][dt][slot][kind];
                     cr_assert(e->threads == (nwg + 1) * 128 && e->bm == nwg * 64 && e->bn == 128,
                               "%s D %d: %d threads, %dx%d tiles", names[x], D, e->threads, e->bm, e->bn);
@@ -2176,6 +2178,8 @@ PERSIST_STORE_TEST(persistent_ts_matches_reference_and_default_bits, KG_ATTN_V_H
 PERSIST_STORE_TEST(persistent_ts_matches_reference_and_default_bits_causal, KG_ATTN_V_HOPPER_PERSIST_TS, 128, 1)
 PERSIST_STORE_TEST(persistent_tw_matches_reference_and_default_bits, KG_ATTN_V_HOPPER_PERSIST_TW, 64, 0)
 PERSIST_STORE_TEST(persistent_tw_matches_reference_and_default_bits_causal, KG_ATTN_V_HOPPER_PERSIST_TW, 64, 1)
+PERSIST_STORE_TEST(persistent_tw_d128_matches_reference_and_default_bits, KG_ATTN_V_HOPPER_PERSIST_TW, 128, 0)
+PERSIST_STORE_TEST(persistent_tw_d128_matches_reference_and_default_bits_causal, KG_ATTN_V_HOPPER_PERSIST_TW, 128, 1)
 #undef PERSIST_STORE_TEST
 
 /* Variant v (ts at D 128, tw at D 64) writes the output's elements and no
@@ -2265,6 +2269,7 @@ Test(attention, persistent_tw_writes_only_the_output)
     if (!on_sm90())
         cr_skip_test("the Hopper variants run on compute capability 9.0 only");
     store_only_output(KG_ATTN_V_HOPPER_PERSIST_TW, 64);
+    store_only_output(KG_ATTN_V_HOPPER_PERSIST_TW, 128);
 }
 
 /* "Hopper f2" (since session 22 the runtime's choice at D 256 not causal),
