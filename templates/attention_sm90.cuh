@@ -249,8 +249,9 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * kernel, with the shifted causal blocks, stopped with an illegal
  * instruction in s25r1; its D 128 tests passed but it was never timed.)
  * TW (persistent, warp stores; session 31, forced only: the D 64
- * three-warpgroup default with it): TS's stores per warp instead, so that
- * no warpgroup barrier is added: each warp's 16 staged rows go by its
+ * three-warpgroup default and the D 128 ones with it): TS's stores per
+ * warp instead, so that the epilogue has no warpgroup barrier (at D 128
+ * the two of the ordinary stores and of TS go): each warp's 16 staged rows go by its
  * lane 0's bulk tensor stores (boxes of 64 columns x 16 rows, tmo's),
  * once every lane has fenced its staged rows for the async proxy and the
  * warp has synced; lane 0 waits for them to have read the rows at the
