@@ -586,24 +586,23 @@ Test(attention_plan, bulk_store_variants_table)
                 for (int kind = 0; kind < KG_ATTN_KIND_COUNT; kind++) {
                     const kg_attn_entry *e = &kg_attn_table[v][dt][slot][kind];
                     const int D = kg_attn_dims[slot];
-                    const int want = (dt == KG_F16 || dt == KG_BF16) && kind != KG_ATTN_MASK &&
-                                     (D == 128 || (x == 1 && D == 64));
+                    const int want =
+                        (dt == KG_F16 || dt == KG_BF16) && kind != KG_ATTN_MASK && (D == 128 || (x == 1 && D == 64));
                     const int nwg = D == 64 ? 3 : 2;
                     cr_assert_eq(e->threads > 0, want, "%s %s D %d %s", names[x], kg_dtype_name((kg_dtype)dt), D,
                                  kinds[kind]);
                     if (!want)
                         continue;
-                    const int tv = D == 128 && kind != KG_ATTN_CAUSAL ? KG_ATTN_V_HOPPER_PERSIST_F2
-                                                                      : KG_ATTN_V_HOPPER_PERSIST;
+                    const int tv =
+                        D == 128 && kind != KG_ATTN_CAUSAL ? KG_ATTN_V_HOPPER_PERSIST_F2 : KG_ATTN_V_HOPPER_PERSIST;
                     const kg_attn_entry *twin = &kg_attn_table[tv][dt][slot][kind];
                     cr_assert(e->threads == (nwg + 1) * 128 && e->bm == nwg * 64 && e->bn == 128,
                               "%s D %d: %d threads, %dx%d tiles", names[x], D, e->threads, e->bm, e->bn);
                     cr_assert(twin->threads == e->threads && twin->bm == e->bm && twin->bn == e->bn &&
                                   twin->smem == e->smem,
-                              "%s %s %s: %d bytes of shared memory, its twin %d", names[x],
-                              kg_dtype_name((kg_dtype)dt), kinds[kind], e->smem, twin->smem);
-                    cr_assert(e->smem > 0 && e->smem <= 227 * 1024, "%s: %d bytes of shared memory", names[x],
-                              e->smem);
+                              "%s %s %s: %d bytes of shared memory, its twin %d", names[x], kg_dtype_name((kg_dtype)dt),
+                              kinds[kind], e->smem, twin->smem);
+                    cr_assert(e->smem > 0 && e->smem <= 227 * 1024, "%s: %d bytes of shared memory", names[x], e->smem);
                     char want_name[64];
                     snprintf(want_name, sizeof want_name, "kg_%s_%s_d%d_%s", pre[x], kg_dtype_name((kg_dtype)dt), D,
                              kinds[kind]);
@@ -628,10 +627,9 @@ Test(attention_plan, persist_sched_rule)
                     for (int lc = -1; lc <= 1; lc++) {
                         int32_t sp = -7, ch = -7;
                         kg_attn_persist_sched(v, causal, pairs[i], xo, lc, &sp, &ch);
-                        const int plain_causal =
-                            (v == KG_ATTN_V_HOPPER_PERSIST || v == KG_ATTN_V_HOPPER_PERSIST_TS ||
-                             v == KG_ATTN_V_HOPPER_PERSIST_TW) &&
-                            causal;
+                        const int plain_causal = (v == KG_ATTN_V_HOPPER_PERSIST || v == KG_ATTN_V_HOPPER_PERSIST_TS ||
+                                                  v == KG_ATTN_V_HOPPER_PERSIST_TW) &&
+                                                 causal;
                         const int want_x = causal && (xo == 1 || (xo == 0 && plain_causal)),
                                   want_l = lc == 1 || (lc == 0 && plain_causal);
                         cr_assert_eq(sp, want_x ? (int32_t)pairs[i] : 0,
@@ -2148,8 +2146,8 @@ static void persist_store(int v, int D, int causal)
     }
     const int shapes[5][5] = {
         /* B Hq Hkv Sq Sk */
-        {4, 16, 16, 1024, 1024}, {3, 16, 4, 1100, 900}, {2, 24, 24, 2000, 700}, {1, 16, 2, 4100, 4100},
-        {5, 12, 3, 1050, 1200},
+        {4, 16, 16, 1024, 1024}, {3, 16, 4, 1100, 900},  {2, 24, 24, 2000, 700},
+        {1, 16, 2, 4100, 4100},  {5, 12, 3, 1050, 1200},
     };
     for (int i = 0; i < 5; i++) {
         if (!kt_take(3))
@@ -2167,12 +2165,12 @@ static void persist_store(int v, int D, int causal)
     kg_test_force_attn_variant(ctx, -1);
 }
 
-#define PERSIST_STORE_TEST(name, v, D, causal)                                                                    \
-    Test(attention, name)                                                                                         \
-    {                                                                                                             \
-        if (!on_sm90())                                                                                           \
-            cr_skip_test("the Hopper variants run on compute capability 9.0 only");                               \
-        persist_store(v, D, causal);                                                                              \
+#define PERSIST_STORE_TEST(name, v, D, causal)                                                                         \
+    Test(attention, name)                                                                                              \
+    {                                                                                                                  \
+        if (!on_sm90())                                                                                                \
+            cr_skip_test("the Hopper variants run on compute capability 9.0 only");                                    \
+        persist_store(v, D, causal);                                                                                   \
     }
 PERSIST_STORE_TEST(persistent_ts_matches_reference_and_default_bits, KG_ATTN_V_HOPPER_PERSIST_TS, 128, 0)
 PERSIST_STORE_TEST(persistent_ts_matches_reference_and_default_bits_causal, KG_ATTN_V_HOPPER_PERSIST_TS, 128, 1)
