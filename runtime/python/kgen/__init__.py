@@ -420,14 +420,9 @@ _FAMILIES = {
 }
 
 
-_INS = {}  # id(cargs) -> the names of its "in" arguments (cargs live as long as the module)
-
-
-def _bind(pyname, cargs, args, kw):
-    """Python arguments -> {name: value} in the order of cargs."""
-    ins = _INS.get(id(cargs))
-    if ins is None:
-        ins = _INS[id(cargs)] = [a[1] for a in cargs if a[0] == "in"]
+def _bind(pyname, cargs, ins, args, kw):
+    """Python arguments -> {name: value} in the order of cargs; ins: the names
+    of cargs' "in" arguments (listed once, where the op is made)."""
     if len(args) != len(ins):
         raise TypeError("%s() takes %d positional tensors (%s), got %d" % (pyname, len(ins), ", ".join(ins), len(args)))
     vals = dict(zip(ins, args))
@@ -467,9 +462,9 @@ def _torch_device(obj):
     return obj.get_device() if obj.is_cuda else 0
 
 
-def _call(pyname, cfn, cargs, builder, args, kw):
+def _call(pyname, cfn, cargs, ins, builder, args, kw):
     stream = _stream_handle(kw.pop("stream", None))
-    vals = _bind(pyname, cargs, args, kw)
+    vals = _bind(pyname, cargs, ins, args, kw)
     first = _first_tensor(pyname, cargs, vals)
     device = _torch_device(first)  # what __dlpack_device__ says, without its Python-level cost
     if device is None:
@@ -527,10 +522,12 @@ def _make(pyname, cname, cargs, builder, doc):
     cfn = getattr(_lib, cname)
     cfn.restype = ctypes.c_int
 
-    def op(*args, **kw):
-        return _call(pyname, cfn, cargs, builder, args, kw)
+    in_names = [a[1] for a in cargs if a[0] == "in"]
 
-    ins = ", ".join(a[1] for a in cargs if a[0] == "in")
+    def op(*args, **kw):
+        return _call(pyname, cfn, cargs, in_names, builder, args, kw)
+
+    ins = ", ".join(in_names)
     kws = ", ".join("%s=%s" % (a[1], "..." if a[0] == "out" else a[2] if len(a) > 2 else None)
                     for a in cargs if a[0] not in ("in", "opts"))
     opts = ", ".join("%s=%r" % o for a in cargs if a[0] == "opts" for o in a[1])
@@ -551,7 +548,7 @@ def _elementwise(op_index, info):
         return _kg_elementwise(ctx, op_index, out, arr(*ins), len(ins))
 
     def op(*args, **kw):
-        return _call(pyname, cfn, cargs, None, args, kw)
+        return _call(pyname, cfn, cargs, names, None, args, kw)
 
     op.__name__ = op.__qualname__ = pyname
     op.__doc__ = "%s(%s, out=...): %s (C: kg_%s)" % (pyname, ", ".join(names), info.doc.decode(), pyname)
