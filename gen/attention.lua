@@ -245,23 +245,12 @@ M.sm90_persist_f2 = { [128] = { nwg = 2, bn = 128, f2 = true } }
 -- cost, large at S 1k: 1-8 key tiles a tile). The same bits. (Session
 -- 24's ts also had a D 64 three-warpgroup form, which stopped with an
 -- illegal instruction at D 64 causal in s25r1; its D 128 tests passed,
--- and it was never timed.)
+-- and it was never timed. Session 31's "tw", the same stores per warp
+-- (lane 0, boxes of 16 rows, no warpgroup barrier) on the D 64 and D 128
+-- defaults, passed its tests in round s31r1 (NVIDIA H100 80GB HBM3) but
+-- lost everywhere: D 128 short causal geomean 0.972, not causal 0.915
+-- (worst row 0.829), D 64 0.878-0.935 on every row; removed.)
 M.sm90_persist_ts = { [128] = { nwg = 2, bn = 128, f2 = "none", ts = true } }
--- "tw" (session 31, forced only, not measured yet): the D 64
--- three-warpgroup persistent default (ep causal, sk not) and the D 128
--- ones (as ts) with each warp's 16 staged output rows stored by its lane
--- 0's bulk tensor copies (boxes of 16 rows; attention_sm90.cuh TW) instead
--- of every lane's four (D 128: eight) 16-byte shared loads and global
--- stores: no warpgroup barrier at all in the epilogue (at D 128 the
--- warps' own rows, ws, which with the ordinary stores measured slower in
--- session 15, and without the two barriers ts keeps). Warps whose rows
--- start before the sequence (D 64's shifted first block) store as before.
--- The same bits.
-M.sm90_persist_tw = {
-  [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal", ep = "causal", sk = "none",
-           tw = true },
-  [128] = { nwg = 2, bn = 128, f2 = "none", ws = true, tw = true },
-}
 -- f2 on the D 256 grid kernel, not causal (session 22; the runtime's
 -- choice there): H200, s22r2, us, in turn, best of 3, grid / f2: f16 B 5
 -- Hq 32 Hkv 4 S 1632 686.1 / 675.6; s22r3, as the default: 754.5 /
@@ -385,7 +374,6 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   local ep, sk = c.ep == true or c.ep == kind, c.sk == true or c.sk == kind
   local f2 = c.f2 == true or c.f2 == kind
   local ts = c.ts == true or c.ts == kind
-  local tw = c.tw == true or c.tw == kind
   -- nwg consumer warpgroups and a producer one; Q, ks (two) stages of K
   -- and of V (D padded to whole 64-element panels), 4 ks mbarriers, and 1
   -- KB to align the swizzled tiles; persistent: also the output's staging
@@ -400,24 +388,22 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   -- the template's trailing arguments, defaults left out
   local args = { tostring(pp or false), tostring(persist or false), tostring(nf or false), tostring(ks),
                  tostring(c.ws or false), tostring(c.pc or false), tostring(sh), tostring(ep),
-                 tostring(sk), tostring(f2), tostring(ts), tostring(tw) }
-  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false", "false", "false",
-                 "false" }
+                 tostring(sk), tostring(f2), tostring(ts) }
+  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false", "false", "false" }
   local n = #args
   while n > 0 and args[n] == dflt[n] do n = n - 1 end
   local flags = n > 0 and ", " .. table.concat(args, ", ", 1, n) or ""
-  -- (ts, tw: the output's tensor map too, and whether the runtime set it)
-  return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true, tmo = ts or tw,
+  -- (ts: the output's tensor map too, and whether the runtime set it)
+  return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true, tmo = ts,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),
-           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
+           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
                                  pp and ", ping-pong" or "", persist and ", persistent" or "",
                                  nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "",
                                  c.ws and ", warp stores" or "", c.pc and ", published coordinates" or "",
                                  sh and ", shifted blocks" or "", ep and ", epilogue under the next product" or "",
                                  sk and ", dealt key tiles on short blocks" or "",
                                  f2 and ", the second product under the first softmax" or "",
-                                 ts and ", bulk tensor stores" or "",
-                                 tw and ", the warps' bulk tensor stores" or "") }
+                                 ts and ", bulk tensor stores" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -496,12 +482,6 @@ local variants = {
     end,
     sm90a = true, include = "attention_sm90.cuh",
     what = "Hopper persistent D 128 defaults, the output by bulk tensor stores (forced only)" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_TW", name = "Hopper persistent tw", prefix = "attn90y_", dtypes = sm90_dtypes,
-    plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_tw, false, true) or nil
-    end,
-    sm90a = true, include = "attention_sm90.cuh",
-    what = "Hopper persistent D 64 / 128 defaults, each warp's output rows by bulk tensor stores (forced only)" },
 }
 
 -- One module per dtype of a variant; returns the table rows (and appends

@@ -112,7 +112,7 @@ static int is_decode(kg_attn_variant v)
 static int is_persist(kg_attn_variant v)
 {
     return v == KG_ATTN_V_HOPPER_PERSIST || v == KG_ATTN_V_HOPPER_PERSIST_PP || v == KG_ATTN_V_HOPPER_PERSIST_BASE ||
-           v == KG_ATTN_V_HOPPER_PERSIST_F2 || v == KG_ATTN_V_HOPPER_PERSIST_TS || v == KG_ATTN_V_HOPPER_PERSIST_TW;
+           v == KG_ATTN_V_HOPPER_PERSIST_F2 || v == KG_ATTN_V_HOPPER_PERSIST_TS;
 }
 
 kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits, int64_t min_chunk,
@@ -602,12 +602,9 @@ int kg_test_last_attn_lclaim(void) { return __atomic_load_n(&lclaim_last, __ATOM
 KG_API void kg_attn_persist_sched(int variant, int causal, int64_t pairs, int xorder, int lclaim, int32_t *splits,
                                   int32_t *chunk)
 {
-    /* (ts, tw, forced only: the plain kernel's causal launches with bulk
-       tensor stores, so the same schedule as the kernel they are timed
-       against) */
-    const int rule = (variant == KG_ATTN_V_HOPPER_PERSIST || variant == KG_ATTN_V_HOPPER_PERSIST_TS ||
-                      variant == KG_ATTN_V_HOPPER_PERSIST_TW) &&
-                     causal;
+    /* (ts, forced only: the plain kernel's causal launches with bulk tensor
+       stores, so the same schedule as the kernel it is timed against) */
+    const int rule = (variant == KG_ATTN_V_HOPPER_PERSIST || variant == KG_ATTN_V_HOPPER_PERSIST_TS) && causal;
     *splits = causal && (xorder > 0 || (xorder == 0 && rule)) ? (int32_t)pairs : 0;
     *chunk = lclaim > 0 || (lclaim == 0 && rule) ? 1 : 0;
 }
@@ -1109,16 +1106,15 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
        Hopper kernels write it (attention_sm90.cuh) */
     if (kg_attn_variant_sm90a[variant] && ctx->test_force[KGI_TEST_ATTN_TRACE] > 0)
         p.trace = (unsigned long long *)ctx->test_force[KGI_TEST_ATTN_TRACE];
-    /* the "ts" and "tw" variants (attention_sm90.cuh TS, TW): the output's
-       tensor map (boxes of a warpgroup's 64 rows; tw: of a warp's 16) and
-       whether it is set, two more arguments; not set (the kernels'
-       ordinary stores) where the loads' maps are not or it cannot be
-       encoded */
+    /* the "ts" variant (attention_sm90.cuh TS): the output's tensor map
+       (boxes of a warpgroup's 64 rows) and whether it is set, two more
+       arguments; not set (the kernel's ordinary stores) where the loads'
+       maps are not or it cannot be encoded */
     kg_attn_tmap tmo;
     int tmo_on = 0;
     memset(&tmo, 0, sizeof tmo);
-    if (variant == KG_ATTN_V_HOPPER_PERSIST_TS || variant == KG_ATTN_V_HOPPER_PERSIST_TW)
-        tmo_on = tm.on && tmap_of(&tmo, q->dtype, out, variant == KG_ATTN_V_HOPPER_PERSIST_TW ? 16 : 64);
+    if (variant == KG_ATTN_V_HOPPER_PERSIST_TS)
+        tmo_on = tm.on && tmap_of(&tmo, q->dtype, out, 64);
     void *argv[4] = {&p, &tm, &tmo, &tmo_on};
     st = kg_launch(ctx, e->kernel, grid, block, argv, (size_t)e->smem);
     if (st == KG_OK) {

@@ -268,8 +268,8 @@ KG_API int kg_test_last_attn_queue(void);
    loads are issued (0: as it starts the current one). Since session 30
    (round s30r2, NVIDIA H100) both on causal launches of the plain
    persistent variant (KG_ATTN_V_HOPPER_PERSIST; and of its forced-only
-   twins with bulk tensor stores, KG_ATTN_V_HOPPER_PERSIST_TS at D 128 and
-   _TW at D 64, whose causal kernels are that one's with another epilogue)
+   twin with bulk tensor stores, KG_ATTN_V_HOPPER_PERSIST_TS at D 128,
+   whose causal kernel is that one's with another epilogue)
    and off on every other
    launch (pp, base, f2; not causal). xorder and lclaim (the hooks below):
    -1 off, 0 that rule, 1 on. */
@@ -287,9 +287,8 @@ KG_API void kg_test_attn_lclaim(int on);
 KG_API int kg_test_last_attn_lclaim(void);
 
 /* Whether the last prefill launch stored its output by bulk tensor copies
-   (the forced-only "Hopper persistent ts" and "tw" variants, where the
-   output's tensor map could be encoded and the loads take bulk tensor
-   copies). */
+   (the forced-only "Hopper persistent ts" variant, where the output's
+   tensor map could be encoded and the loads take bulk tensor copies). */
 KG_API int kg_test_last_attn_tmo(void);
 
 #endif

@@ -247,23 +247,13 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * copies: then the ordinary stores. The same bytes in the same places:
  * the same bits. (Session 24's form of this on the D 64 three-warpgroup
  * kernel, with the shifted causal blocks, stopped with an illegal
- * instruction in s25r1; its D 128 tests passed but it was never timed.)
- * TW (persistent, warp stores; session 31, forced only: the D 64
- * three-warpgroup default and the D 128 ones with it): TS's stores per
- * warp instead, so that the epilogue has no warpgroup barrier (at D 128
- * the two of the ordinary stores and of TS go): each warp's 16 staged rows go by its
- * lane 0's bulk tensor stores (boxes of 64 columns x 16 rows, tmo's),
- * once every lane has fenced its staged rows for the async proxy and the
- * warp has synced; lane 0 waits for them to have read the rows at the
- * warp's next stage_out, and for their completion before the warp exits.
- * A warp whose first row is before the sequence start (the shifted first
- * block, SH) stores as without TW (no box with a negative row: the form
- * that stopped in s25r1 issued such boxes); a box with no row before Sq is
- * not issued. The same bits.
+ * instruction in s25r1. Session 31's TW, the same stores per warp with no
+ * warpgroup barrier, on the D 64 and D 128 defaults, measured slower in
+ * round s31r1 and was removed: gen/attention.lua.)
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
           int KS = 2, bool WS = false, bool PC = false, bool SH = false, bool EP = false, bool SK = false,
-          bool F2 = false, bool TS = false, bool TW = false>
+          bool F2 = false, bool TS = false>
 __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm,
                                         const kg_attn_tmap *tmo = nullptr)
 {
@@ -289,7 +279,6 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     static_assert(!TS || (PERSIST && NWG == 2 && !WS && !PP && !EP && !SK && !SH),
                   "the bulk tensor stores: persistent (the staging tile its own), two warpgroups' rows, one tile "
                   "after the other, no shifted blocks");
-    static_assert(!TW || (PERSIST && WS && !TS && !PP), "the warps' bulk tensor stores: persistent warp stores");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
     const uint32_t aK = aQ + QB, aV = aK + KS * KB;                       /* KS stages each */
@@ -747,14 +736,6 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
            (swizzled, so conflict-free) rows of the staging tile; lse */
         auto stage_out = [&](const float(&o)[DP / 2], int m0, int wr, int h, int b, const float(&mxv)[2],
                              const float(&lv)[2]) {
-            if constexpr (TW) {
-                /* this warp's last bulk stores have read its staging rows */
-                if (tmo) {
-                    if (lane == 0)
-                        bulk_wait_read();
-                    __syncwarp();
-                }
-            }
             if constexpr (TS) {
                 /* the warpgroup's last bulk stores have read its staging rows */
                 if (tmo) {
@@ -784,25 +765,6 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         auto store_out = [&](int m0, int h, int b) {
             char *out = (char *)p.out + (b * p.o_sb + h * p.o_sh) * E;
             constexpr int CPR = D / 8;
-            if constexpr (TW) {
-                const int rw = wgi * 64 + wq * 16, r0 = m0 + rw; /* the warp's first row */
-                if (tmo && r0 >= 0) {
-                    /* every lane's staged rows, written through the generic
-                       proxy, visible to the bulk copies' async one, then
-                       lane 0's copies of the warp's 16 rows (none where no
-                       row is before Sq) */
-                    fence_async_smem();
-                    __syncwarp();
-                    if (lane == 0 && r0 < p.sq) {
-#pragma unroll
-                        for (int pn = 0; pn < DP / 64; pn++)
-                            tma_store4(*tmo, aO + pn * BM * 128 + rw * 128, pn * 64, r0, h, b);
-                        bulk_commit();
-                    }
-                    __syncwarp(); /* (the warp converged before its next wgmma) */
-                    return;       /* (stage_out waits for the rows to be read) */
-                }
-            }
             if constexpr (WS) {
                 __syncwarp();
 #pragma unroll
@@ -1300,9 +1262,9 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         } else {
             consume(mb1, h1, b1, 0, 0);
         }
-        if constexpr (TS || TW) {
+        if constexpr (TS) {
             /* the last bulk stores done before the block's shared memory goes */
-            if (tmo && (TW ? lane == 0 : (tid & 127) == 0))
+            if (tmo && (tid & 127) == 0)
                 bulk_wait();
             __syncwarp();
         }

@@ -562,55 +562,44 @@ Test(attention_plan, merge_lanes_take_every_split_in_one_round)
         cr_assert_eq(kg_attn_merge_lanes(ex[i][0]), ex[i][1], "%d splits", ex[i][0]);
 }
 
-/* The forced-only variants of session 31 with bulk tensor stores
-   (attention_sm90.cuh TS, TW): generated for f16 and bf16, no mask and
-   causal; "Hopper persistent ts" at D 128 only (two consumer warpgroups and
-   a producer, 384 threads, 128-row tiles), "Hopper persistent tw" at D 64
-   (three, 512 threads, 192-row tiles) and D 128 (as ts); 128-key tiles,
-   and the shape and shared memory of the kernel each is timed against
-   (the output's staging tile is the one those have): causal the plain
-   persistent kernel, not causal at D 128 f2; sm_90a code,
-   each entry the kernel its name says. The runtime counts them persistent
-   and takes them only forced (choose_variant). */
+/* The forced-only variant of session 31 with bulk tensor stores
+   (attention_sm90.cuh TS), "Hopper persistent ts": generated for f16 and
+   bf16, D 128, no mask and causal; two consumer warpgroups and a producer,
+   384 threads, 128x128 tiles, and the shape and shared memory of the
+   kernel it is timed against (the output's staging tile is the one that
+   has): causal the plain persistent kernel, not causal f2; sm_90a code,
+   each entry the kernel its name says. The runtime counts it persistent
+   and takes it only forced (choose_variant). */
 Test(attention_plan, bulk_store_variants_table)
 {
-    const int vs[2] = {KG_ATTN_V_HOPPER_PERSIST_TS, KG_ATTN_V_HOPPER_PERSIST_TW};
-    const char *names[2] = {"Hopper persistent ts", "Hopper persistent tw"}, *pre[2] = {"attn90x", "attn90y"};
+    const int v = KG_ATTN_V_HOPPER_PERSIST_TS;
     const char *kinds[3] = {"none", "causal", "mask"};
-    for (int x = 0; x < 2; x++) {
-        const int v = vs[x];
-        cr_assert_str_eq(kg_attn_variant_names[v], names[x]);
-        cr_assert_eq(kg_attn_variant_sm90a[v], 1);
-        for (int dt = 0; dt < KG_DTYPE_COUNT; dt++)
-            for (int slot = 0; slot < KG_ATTN_DIM_COUNT; slot++)
-                for (int kind = 0; kind < KG_ATTN_KIND_COUNT; kind++) {
-                    const kg_attn_entry *e = &kg_attn_table[v][dt][slot][kind];
-                    const int D = kg_attn_dims[slot];
-                    const int want =
-                        (dt == KG_F16 || dt == KG_BF16) && kind != KG_ATTN_MASK && (D == 128 || (x == 1 && D == 64));
-                    const int nwg = D == 64 ? 3 : 2;
-                    cr_assert_eq(e->threads > 0, want, "%s %s D %d %s", names[x], kg_dtype_name((kg_dtype)dt), D,
-                                 kinds[kind]);
-                    if (!want)
-                        continue;
-                    const int tv =
-                        D == 128 && kind != KG_ATTN_CAUSAL ? KG_ATTN_V_HOPPER_PERSIST_F2 : KG_ATTN_V_HOPPER_PERSIST;
-                    const kg_attn_entry *twin = &kg_attn_table[tv][dt][slot][kind];
-                    cr_assert(e->threads == (nwg + 1) * 128 && e->bm == nwg * 64 && e->bn == 128,
-                              "%s D %d: %d threads, %dx%d tiles", names[x], D, e->threads, e->bm, e->bn);
-                    cr_assert(twin->threads == e->threads && twin->bm == e->bm && twin->bn == e->bn &&
-                                  twin->smem == e->smem,
-                              "%s %s %s: %d bytes of shared memory, its twin %d", names[x], kg_dtype_name((kg_dtype)dt),
-                              kinds[kind], e->smem, twin->smem);
-                    cr_assert(e->smem > 0 && e->smem <= 227 * 1024, "%s: %d bytes of shared memory", names[x], e->smem);
-                    char want_name[64];
-                    snprintf(want_name, sizeof want_name, "kg_%s_%s_d%d_%s", pre[x], kg_dtype_name((kg_dtype)dt), D,
-                             kinds[kind]);
-                    cr_assert(e->kernel >= 0 && e->kernel < kg_kernel_count, "%s: kernel index %d", want_name,
-                              e->kernel);
-                    cr_assert_str_eq(kg_kernels[e->kernel].name, want_name);
-                }
-    }
+    cr_assert_str_eq(kg_attn_variant_names[v], "Hopper persistent ts");
+    cr_assert_eq(kg_attn_variant_sm90a[v], 1);
+    for (int dt = 0; dt < KG_DTYPE_COUNT; dt++)
+        for (int slot = 0; slot < KG_ATTN_DIM_COUNT; slot++)
+            for (int kind = 0; kind < KG_ATTN_KIND_COUNT; kind++) {
+                const kg_attn_entry *e = &kg_attn_table[v][dt][slot][kind];
+                const int D = kg_attn_dims[slot];
+                const int want = (dt == KG_F16 || dt == KG_BF16) && kind != KG_ATTN_MASK && D == 128;
+                cr_assert_eq(e->threads > 0, want, "ts %s D %d %s", kg_dtype_name((kg_dtype)dt), D, kinds[kind]);
+                if (!want)
+                    continue;
+                const int tv = kind != KG_ATTN_CAUSAL ? KG_ATTN_V_HOPPER_PERSIST_F2 : KG_ATTN_V_HOPPER_PERSIST;
+                const kg_attn_entry *twin = &kg_attn_table[tv][dt][slot][kind];
+                cr_assert(e->threads == 3 * 128 && e->bm == 128 && e->bn == 128, "ts: %d threads, %dx%d tiles",
+                          e->threads, e->bm, e->bn);
+                cr_assert(
+                    twin->threads == e->threads && twin->bm == e->bm && twin->bn == e->bn && twin->smem == e->smem,
+                    "ts %s %s: %d bytes of shared memory, its twin %d", kg_dtype_name((kg_dtype)dt), kinds[kind],
+                    e->smem, twin->smem);
+                cr_assert(e->smem > 0 && e->smem <= 227 * 1024, "ts: %d bytes of shared memory", e->smem);
+                char want_name[64];
+                snprintf(want_name, sizeof want_name, "kg_attn90x_%s_d%d_%s", kg_dtype_name((kg_dtype)dt), D,
+                         kinds[kind]);
+                cr_assert(e->kernel >= 0 && e->kernel < kg_kernel_count, "%s: kernel index %d", want_name, e->kernel);
+                cr_assert_str_eq(kg_kernels[e->kernel].name, want_name);
+            }
 }
 
 /* kg_attn_persist_sched: under the runtime's rule (hooks 0) the order
@@ -627,9 +616,8 @@ Test(attention_plan, persist_sched_rule)
                     for (int lc = -1; lc <= 1; lc++) {
                         int32_t sp = -7, ch = -7;
                         kg_attn_persist_sched(v, causal, pairs[i], xo, lc, &sp, &ch);
-                        const int plain_causal = (v == KG_ATTN_V_HOPPER_PERSIST || v == KG_ATTN_V_HOPPER_PERSIST_TS ||
-                                                  v == KG_ATTN_V_HOPPER_PERSIST_TW) &&
-                                                 causal;
+                        const int plain_causal =
+                            (v == KG_ATTN_V_HOPPER_PERSIST || v == KG_ATTN_V_HOPPER_PERSIST_TS) && causal;
                         const int want_x = causal && (xo == 1 || (xo == 0 && plain_causal)),
                                   want_l = lc == 1 || (lc == 0 && plain_causal);
                         cr_assert_eq(sp, want_x ? (int32_t)pairs[i] : 0,
@@ -647,7 +635,6 @@ Test(attention_plan, persist_sched_rule)
         {KG_ATTN_V_HOPPER_PERSIST_F2, 1, 0, 0},   {KG_ATTN_V_HOPPER_PERSIST_F2, 0, 0, 0},
         {KG_ATTN_V_HOPPER_PERSIST_BASE, 1, 0, 0}, {KG_ATTN_V_HOPPER, 1, 0, 0},
         {KG_ATTN_V_HOPPER_PERSIST_TS, 1, 64, 1},  {KG_ATTN_V_HOPPER_PERSIST_TS, 0, 0, 0},
-        {KG_ATTN_V_HOPPER_PERSIST_TW, 1, 64, 1},  {KG_ATTN_V_HOPPER_PERSIST_TW, 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
         int32_t sp = -7, ch = -7;
@@ -2105,25 +2092,19 @@ Test(attention, persistent_f2_matches_reference_and_plain_bits)
     persist_candidate(KG_ATTN_V_HOPPER_PERSIST_F2, 128, 128, 0);
 }
 
-/* The forced-only variants of session 31 with bulk tensor stores of the
+/* The forced-only variant of session 31 with bulk tensor stores of the
    output: "Hopper persistent ts", the D 128 persistent defaults (causal:
    the plain kernel; not causal: f2) with each warpgroup's rows stored by
-   one thread's copies, and "Hopper persistent tw", the D 64 three-warpgroup
-   default (causal: shifted blocks, ep; not causal: sk) with each warp's
-   rows by its lane 0's. Variant v at head dim D against the float64
+   one thread's copies. Variant v at head dim D against the float64
    reference (output and lse) on lengths that put the last query block's
-   last warpgroup (ts) or warps (tw) wholly past Sq (Sq 1050, 1090, 64:
-   no copy issued) and partly past it (1500, 1000), and, tw causal, the
-   shifted first block's warps before the sequence start (1050: 102 rows
-   before it, a warp straddling row 0; 64: two whole warpgroups before it),
-   GQA and MQA, a [B,S,H,D] view (a strided output map), Sq != Sk both
-   ways (causal: leading tiles without keys, or the diagonal's offset
-   Sk - Sq), a negative scale; the bulk
-   stores taken (kg_test_last_attn_tmo) wherever the loads took bulk
-   copies; bit for bit the default persistent kernel with the work queue
-   and in turn, bulk tensor copies and cp.async (then the variant's
-   ordinary stores); run to run. One test each variant and kind, so that
-   they run side by side. */
+   second warpgroup wholly past Sq (Sq 1050, 1090, 64: no copy issued) and
+   partly past it (1500, 1000), GQA and MQA, a [B,S,H,D] view (a strided
+   output map), Sq != Sk both ways (causal: leading tiles without keys, or
+   the diagonal's offset Sk - Sq), a negative scale; the bulk stores taken
+   (kg_test_last_attn_tmo) wherever the loads took bulk copies; bit for bit
+   the default persistent kernel with the work queue and in turn, bulk
+   tensor copies and cp.async (then the variant's ordinary stores); run to
+   run. One test each kind, so that they run side by side. */
 static void persist_store(int v, int D, int causal)
 {
     const int def = KG_ATTN_V_HOPPER_PERSIST;
@@ -2177,13 +2158,9 @@ static void persist_store(int v, int D, int causal)
     }
 PERSIST_STORE_TEST(persistent_ts_matches_reference_and_default_bits, KG_ATTN_V_HOPPER_PERSIST_TS, 128, 0)
 PERSIST_STORE_TEST(persistent_ts_matches_reference_and_default_bits_causal, KG_ATTN_V_HOPPER_PERSIST_TS, 128, 1)
-PERSIST_STORE_TEST(persistent_tw_matches_reference_and_default_bits, KG_ATTN_V_HOPPER_PERSIST_TW, 64, 0)
-PERSIST_STORE_TEST(persistent_tw_matches_reference_and_default_bits_causal, KG_ATTN_V_HOPPER_PERSIST_TW, 64, 1)
-PERSIST_STORE_TEST(persistent_tw_d128_matches_reference_and_default_bits, KG_ATTN_V_HOPPER_PERSIST_TW, 128, 0)
-PERSIST_STORE_TEST(persistent_tw_d128_matches_reference_and_default_bits_causal, KG_ATTN_V_HOPPER_PERSIST_TW, 128, 1)
 #undef PERSIST_STORE_TEST
 
-/* Variant v (ts at D 128, tw at D 64) writes the output's elements and no
+/* Variant v (ts at D 128) writes the output's elements and no
    other byte: the output a view [B, H, S, D] of a buffer whose rows are
    D + 64 elements apart (64 elements of gap after each row) and whose heads
    are S + 3 rows apart (whole gap rows after each head's last row, where
@@ -2191,9 +2168,8 @@ PERSIST_STORE_TEST(persistent_tw_d128_matches_reference_and_default_bits_causal,
    byte poisoned first (0xff) and a guard after the end: the gaps and the
    guard stay poisoned, and the elements are bit for bit the default
    kernel's on the same view (poisoned and checked the same way, every
-   element written), causal and not, Sq 1050 (ts: the last block's second
-   warpgroup past Sq; tw causal: the shifted first block's warps before the
-   start, one straddling it) and 1000. */
+   element written), causal and not, Sq 1050 (the last block's second
+   warpgroup past Sq) and 1000. */
 static void store_only_output(int v, int D)
 {
     const int B = 2, H = 16, RS = D + 64;
@@ -2263,14 +2239,6 @@ Test(attention, persistent_ts_writes_only_the_output)
     if (!on_sm90())
         cr_skip_test("the Hopper variants run on compute capability 9.0 only");
     store_only_output(KG_ATTN_V_HOPPER_PERSIST_TS, 128);
-}
-
-Test(attention, persistent_tw_writes_only_the_output)
-{
-    if (!on_sm90())
-        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
-    store_only_output(KG_ATTN_V_HOPPER_PERSIST_TW, 64);
-    store_only_output(KG_ATTN_V_HOPPER_PERSIST_TW, 128);
 }
 
 /* "Hopper f2" (since session 22 the runtime's choice at D 256 not causal),
