@@ -235,22 +235,28 @@ M.sm90_persist_base = {
 -- (ptxas: 48 bytes of stack at D 64, 384 at D 32): bf16 D 64 S 1k causal
 -- 274.8, S 4k 750.4, S 16k 2733.7, f16 S 1k 283.9 (23-27% slower).
 M.sm90_persist_f2 = { [128] = { nwg = 2, bn = 128, f2 = true } }
--- "ts" (session 31, forced only, not measured yet): the D 128 persistent
--- defaults (plain when causal, f2 when not) with each warpgroup's staged
--- output rows stored by bulk tensor copies (attention_sm90.cuh TS; the
--- output's tensor map two more kernel arguments): one thread's two bulk
--- copies instead of every thread's eight 16-byte shared loads and global
--- stores and a second barrier, and the warpgroup goes on to its next tile
--- without waiting for them (the epilogue is part of a work tile's fixed
--- cost, large at S 1k: 1-8 key tiles a tile). The same bits. (Session
--- 24's ts also had a D 64 three-warpgroup form, which stopped with an
--- illegal instruction at D 64 causal in s25r1; its D 128 tests passed,
--- and it was never timed. Session 31's "tw", the same stores per warp
--- (lane 0, boxes of 16 rows, no warpgroup barrier) on the D 64 and D 128
--- defaults, passed its tests in round s31r1 (NVIDIA H100 80GB HBM3) but
--- lost everywhere: D 128 short causal geomean 0.972, not causal 0.915
--- (worst row 0.829), D 64 0.878-0.935 on every row; removed.)
-M.sm90_persist_ts = { [128] = { nwg = 2, bn = 128, f2 = "none", ts = true } }
+-- "ts" (session 31; the runtime's choice since session 32, after round
+-- s31r1 on an NVIDIA H100 80GB HBM3): the plain D 128 persistent kernel's
+-- causal launches (up to 2048 keys, where it is the default) with each
+-- warpgroup's staged output rows stored by bulk tensor copies
+-- (attention_sm90.cuh TS; the output's tensor map two more kernel
+-- arguments): one thread's two bulk copies instead of every thread's eight
+-- 16-byte shared loads and global stores and a second barrier, and the
+-- warpgroup goes on to its next tile without waiting for them. The same
+-- bits. s31r1, us, in turn, best of 3, default / ts: bf16 B 32 H 16 S 1k
+-- causal 309.0 / 300.9, f16 318.5 / 310.8, bf16 B 4 47.7 / 45.8, B 16 S 2k
+-- 519.5 / 507.2, B 64 S 512 229.9 / 221.8 (short causal geomean 1.031,
+-- min 1.024); seeded causal rows 1.009-1.027 (geomean 1.018). Not causal
+-- (on f2) it lost the round's rule: short geomean 1.007 with f16 B 8 S 2k
+-- 438.7 / 472.2 (0.929), seeded bf16 B 8 Hq 32 Hkv 8 S 1910 740.4 / 812.4
+-- (0.911), so it is generated causal only. (Session 24's ts also had a D
+-- 64 three-warpgroup form, which stopped with an illegal instruction at
+-- D 64 causal in s25r1. Session 31's "tw", the same stores per warp (lane
+-- 0, boxes of 16 rows, no warpgroup barrier) on the D 64 and D 128
+-- defaults, passed its tests in s31r1 but lost everywhere: D 128 short
+-- causal geomean 0.972, not causal 0.915 (worst 0.829), D 64 0.878-0.935
+-- on every row; removed.)
+M.sm90_persist_ts = { [128] = { nwg = 2, bn = 128, ts = true } }
 -- f2 on the D 256 grid kernel, not causal (session 22; the runtime's
 -- choice there): H200, s22r2, us, in turn, best of 3, grid / f2: f16 B 5
 -- Hq 32 Hkv 4 S 1632 686.1 / 675.6; s22r3, as the default: 754.5 /
@@ -478,10 +484,10 @@ local variants = {
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_TS", name = "Hopper persistent ts", prefix = "attn90x_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind)
-      return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_ts, false, true) or nil
+      return kind == "causal" and plan_sm90(dt, d, kind, M.sm90_persist_ts, false, true) or nil
     end,
     sm90a = true, include = "attention_sm90.cuh",
-    what = "Hopper persistent D 128 defaults, the output by bulk tensor stores (forced only)" },
+    what = "Hopper persistent D 128 causal (the default up to 2048 keys), the output by bulk tensor stores" },
 }
 
 -- One module per dtype of a variant; returns the table rows (and appends

@@ -320,6 +320,18 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
         if (pv == KG_ATTN_V_HOPPER_PERSIST && D == 128 && (kind == KG_ATTN_NONE || sk > 4096) &&
             has_variant(KG_ATTN_V_HOPPER_PERSIST_F2, dt, slot, kind))
             return KG_ATTN_V_HOPPER_PERSIST_F2;
+        /* Since session 32 (round s31r1, pre31; NVIDIA H100 80GB HBM3),
+           the plain kernel's D 128 causal launches (up to 2048 keys) take
+           "ts": each warpgroup's output rows by bulk tensor stores, the
+           same bits. us, in turn, best of 3, plain / ts: bf16 B 32 H 16 S
+           1k causal 309.0 / 300.9, f16 318.5 / 310.8, bf16 B 4 47.7 /
+           45.8, B 16 S 2k 519.5 / 507.2, B 64 S 512 229.9 / 221.8, seeded
+           causal rows 1.009-1.027x; not causal (on f2) it lost (f16 B 8 S
+           2k 438.7 / 472.2, bf16 B 8 Hq 32 Hkv 8 S 1910 740.4 / 812.4):
+           gen/attention.lua. */
+        if (pv == KG_ATTN_V_HOPPER_PERSIST && D == 128 && kind == KG_ATTN_CAUSAL && sk <= 2048 &&
+            has_variant(KG_ATTN_V_HOPPER_PERSIST_TS, dt, slot, kind))
+            return KG_ATTN_V_HOPPER_PERSIST_TS;
         if (has_variant(pv, dt, slot, kind))
             return pv;
     }
@@ -602,8 +614,8 @@ int kg_test_last_attn_lclaim(void) { return __atomic_load_n(&lclaim_last, __ATOM
 KG_API void kg_attn_persist_sched(int variant, int causal, int64_t pairs, int xorder, int lclaim, int32_t *splits,
                                   int32_t *chunk)
 {
-    /* (ts, forced only: the plain kernel's causal launches with bulk tensor
-       stores, so the same schedule as the kernel it is timed against) */
+    /* (ts, the D 128 causal default since session 32: the plain kernel's
+       causal launches with bulk tensor stores, so its schedule) */
     const int rule = (variant == KG_ATTN_V_HOPPER_PERSIST || variant == KG_ATTN_V_HOPPER_PERSIST_TS) && causal;
     *splits = causal && (xorder > 0 || (xorder == 0 && rule)) ? (int32_t)pairs : 0;
     *chunk = lclaim > 0 || (lclaim == 0 && rule) ? 1 : 0;

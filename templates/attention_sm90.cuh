@@ -231,8 +231,9 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * warpgroup multiplying all keys for 128 padding rows. Other bits than the
  * default on those rows (another summation order), still reproducible.
  * TS (persistent, two consumer warpgroups, no warp stores, one work tile
- * at a time; session 31, forced only: the D 128 persistent defaults with
- * it): each warpgroup's staged 64 output rows go to global memory by bulk
+ * at a time; session 31; since session 32 the D 128 causal default up to
+ * 2048 keys, the plain persistent kernel with it, after round s31r1):
+ * each warpgroup's staged 64 output rows go to global memory by bulk
  * tensor stores (one per 64-column panel, issued by the warpgroup's first
  * thread once the rows are fenced for the async proxy and the warpgroup's
  * barrier has passed) instead of every thread's 16-byte shared loads and
@@ -248,8 +249,9 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * the same bits. (Session 24's form of this on the D 64 three-warpgroup
  * kernel, with the shifted causal blocks, stopped with an illegal
  * instruction in s25r1. Session 31's TW, the same stores per warp with no
- * warpgroup barrier, on the D 64 and D 128 defaults, measured slower in
- * round s31r1 and was removed: gen/attention.lua.)
+ * warpgroup barrier, on the D 64 and D 128 defaults, measured slower on
+ * every row in s31r1 and was removed; TS on f2, not causal, lost there
+ * too: gen/attention.lua.)
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
           int KS = 2, bool WS = false, bool PC = false, bool SH = false, bool EP = false, bool SK = false,

@@ -562,14 +562,14 @@ Test(attention_plan, merge_lanes_take_every_split_in_one_round)
         cr_assert_eq(kg_attn_merge_lanes(ex[i][0]), ex[i][1], "%d splits", ex[i][0]);
 }
 
-/* The forced-only variant of session 31 with bulk tensor stores
-   (attention_sm90.cuh TS), "Hopper persistent ts": generated for f16 and
-   bf16, D 128, no mask and causal; two consumer warpgroups and a producer,
-   384 threads, 128x128 tiles, and the shape and shared memory of the
-   kernel it is timed against (the output's staging tile is the one that
-   has): causal the plain persistent kernel, not causal f2; sm_90a code,
-   each entry the kernel its name says. The runtime counts it persistent
-   and takes it only forced (choose_variant). */
+/* "Hopper persistent ts" (session 31; since session 32 the D 128 causal
+   default up to 2048 keys, choose_variant), the plain persistent kernel
+   with bulk tensor stores of the output (attention_sm90.cuh TS): generated
+   for f16 and bf16, D 128, causal only (not causal, on f2, it lost s31r1);
+   two consumer warpgroups and a producer, 384 threads, 128x128 tiles, and
+   the shape and shared memory of the plain persistent kernel (the output's
+   staging tile is the one that has); sm_90a code, each entry the kernel its
+   name says. The runtime counts it persistent. */
 Test(attention_plan, bulk_store_variants_table)
 {
     const int v = KG_ATTN_V_HOPPER_PERSIST_TS;
@@ -581,18 +581,16 @@ Test(attention_plan, bulk_store_variants_table)
             for (int kind = 0; kind < KG_ATTN_KIND_COUNT; kind++) {
                 const kg_attn_entry *e = &kg_attn_table[v][dt][slot][kind];
                 const int D = kg_attn_dims[slot];
-                const int want = (dt == KG_F16 || dt == KG_BF16) && kind != KG_ATTN_MASK && D == 128;
+                const int want = (dt == KG_F16 || dt == KG_BF16) && kind == KG_ATTN_CAUSAL && D == 128;
                 cr_assert_eq(e->threads > 0, want, "ts %s D %d %s", kg_dtype_name((kg_dtype)dt), D, kinds[kind]);
                 if (!want)
                     continue;
-                const int tv = kind != KG_ATTN_CAUSAL ? KG_ATTN_V_HOPPER_PERSIST_F2 : KG_ATTN_V_HOPPER_PERSIST;
-                const kg_attn_entry *twin = &kg_attn_table[tv][dt][slot][kind];
+                const kg_attn_entry *twin = &kg_attn_table[KG_ATTN_V_HOPPER_PERSIST][dt][slot][kind];
                 cr_assert(e->threads == 3 * 128 && e->bm == 128 && e->bn == 128, "ts: %d threads, %dx%d tiles",
                           e->threads, e->bm, e->bn);
                 cr_assert(
                     twin->threads == e->threads && twin->bm == e->bm && twin->bn == e->bn && twin->smem == e->smem,
-                    "ts %s %s: %d bytes of shared memory, its twin %d", kg_dtype_name((kg_dtype)dt), kinds[kind],
-                    e->smem, twin->smem);
+                    "ts %s: %d bytes of shared memory, its twin %d", kg_dtype_name((kg_dtype)dt), e->smem, twin->smem);
                 cr_assert(e->smem > 0 && e->smem <= 227 * 1024, "ts: %d bytes of shared memory", e->smem);
                 char want_name[64];
                 snprintf(want_name, sizeof want_name, "kg_attn90x_%s_d%d_%s", kg_dtype_name((kg_dtype)dt), D,
@@ -604,7 +602,8 @@ Test(attention_plan, bulk_store_variants_table)
 
 /* kg_attn_persist_sched: under the runtime's rule (hooks 0) the order
    across batches and the late claim on causal launches of the plain
-   persistent variant only; -1 never, 1 every persistent launch (the order
+   persistent variant and of ts (that kernel with bulk tensor stores, the
+   D 128 causal default up to 2048 keys since session 32) only; -1 never, 1 every persistent launch (the order
    causal ones only) */
 Test(attention_plan, persist_sched_rule)
 {
@@ -2092,19 +2091,19 @@ Test(attention, persistent_f2_matches_reference_and_plain_bits)
     persist_candidate(KG_ATTN_V_HOPPER_PERSIST_F2, 128, 128, 0);
 }
 
-/* The forced-only variant of session 31 with bulk tensor stores of the
-   output: "Hopper persistent ts", the D 128 persistent defaults (causal:
-   the plain kernel; not causal: f2) with each warpgroup's rows stored by
-   one thread's copies. Variant v at head dim D against the float64
-   reference (output and lse) on lengths that put the last query block's
-   second warpgroup wholly past Sq (Sq 1050, 1090, 64: no copy issued) and
-   partly past it (1500, 1000), GQA and MQA, a [B,S,H,D] view (a strided
-   output map), Sq != Sk both ways (causal: leading tiles without keys, or
-   the diagonal's offset Sk - Sq), a negative scale; the bulk stores taken
-   (kg_test_last_attn_tmo) wherever the loads took bulk copies; bit for bit
-   the default persistent kernel with the work queue and in turn, bulk
-   tensor copies and cp.async (then the variant's ordinary stores); run to
-   run. One test each kind, so that they run side by side. */
+/* "Hopper persistent ts" (session 31; since session 32 the runtime's
+   choice at D 128 causal up to 2048 keys): the plain persistent kernel
+   with each warpgroup's output rows stored by one thread's bulk tensor
+   copies, taken by the runtime (even cases with up to 2048 keys) and
+   forced (the others), against the float64 reference (output and lse) on
+   lengths that put the last query block's second warpgroup wholly past Sq
+   (Sq 1050, 1090, 64: no copy issued) and partly past it (1500, 1000),
+   GQA and MQA, a [B,S,H,D] view (a strided output map), Sq != Sk both ways
+   (leading tiles without keys, or the diagonal's offset Sk - Sq), a
+   negative scale; the bulk stores taken (kg_test_last_attn_tmo) wherever
+   the loads took bulk copies; bit for bit the plain persistent kernel with
+   the work queue and in turn, bulk tensor copies and cp.async (then ts's
+   ordinary stores); run to run. */
 static void persist_store(int v, int D, int causal)
 {
     const int def = KG_ATTN_V_HOPPER_PERSIST;
@@ -2120,7 +2119,7 @@ static void persist_store(int v, int D, int causal)
     for (int i = 0; i < 7; i++) {
         if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
             continue;
-        kg_test_force_attn_variant(ctx, v);
+        kg_test_force_attn_variant(ctx, causal && D == 128 && i % 2 == 0 && refs[i].Sk <= 2048 ? -1 : v);
         run_case_once(&refs[i]);
         cr_assert_eq(kg_test_last_attn_variant(ctx), v, "case %d: %s taken", i,
                      kg_attn_variant_names[kg_test_last_attn_variant(ctx)]);
@@ -2156,11 +2155,10 @@ static void persist_store(int v, int D, int causal)
             cr_skip_test("the Hopper variants run on compute capability 9.0 only");                                    \
         persist_store(v, D, causal);                                                                                   \
     }
-PERSIST_STORE_TEST(persistent_ts_matches_reference_and_default_bits, KG_ATTN_V_HOPPER_PERSIST_TS, 128, 0)
 PERSIST_STORE_TEST(persistent_ts_matches_reference_and_default_bits_causal, KG_ATTN_V_HOPPER_PERSIST_TS, 128, 1)
 #undef PERSIST_STORE_TEST
 
-/* Variant v (ts at D 128) writes the output's elements and no
+/* Variant v (ts at D 128, causal) writes the output's elements and no
    other byte: the output a view [B, H, S, D] of a buffer whose rows are
    D + 64 elements apart (64 elements of gap after each row) and whose heads
    are S + 3 rows apart (whole gap rows after each head's last row, where
@@ -2168,12 +2166,12 @@ PERSIST_STORE_TEST(persistent_ts_matches_reference_and_default_bits_causal, KG_A
    byte poisoned first (0xff) and a guard after the end: the gaps and the
    guard stay poisoned, and the elements are bit for bit the default
    kernel's on the same view (poisoned and checked the same way, every
-   element written), causal and not, Sq 1050 (the last block's second
-   warpgroup past Sq) and 1000. */
+   element written), causal (ts is generated causal only since session
+   32), Sq 1050 (the last block's second warpgroup past Sq) and 1000. */
 static void store_only_output(int v, int D)
 {
     const int B = 2, H = 16, RS = D + 64;
-    for (int x = 0; x < 4; x++) {
+    for (int x = 2; x < 4; x++) {
         const int S = x % 2 ? 1000 : 1050, causal = x >= 2;
         const kg_dtype dt = x % 2 ? KG_F16 : KG_BF16;
         const int64_t hs = (int64_t)(S + 3) * RS, n = (int64_t)B * H * S * D, nbuf = (int64_t)B * H * hs + 4096;
@@ -2272,9 +2270,10 @@ Test(attention, grid_f2_matches_reference_and_grid_bits)
 }
 
 /* The f2 kernels taken by the runtime where they should be (against the
-   reference), not where they should not (D 128 causal up to 4096 keys, D
-   256 causal); D 128 not causal at any key count (since session 23 beyond
-   4096 keys too, the grid kernel before) */
+   reference), not where they should not (D 128 causal up to 4096 keys: up
+   to 2048 ts since session 32, then pp; D 256 causal); D 128 not causal at
+   any key count (since session 23 beyond 4096 keys too, the grid kernel
+   before) */
 Test(attention, f2_where_the_runtime_takes_it)
 {
     if (!on_sm90())
@@ -2287,7 +2286,7 @@ Test(attention, f2_where_the_runtime_takes_it)
                            {KG_F16, 1, 4, 1, 600, 700, 256, 0, MASK_NONE, 0, 0, 0.f},
                            {KG_BF16, 1, 2, 2, 600, 600, 256, 1, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 1, 2, 1, 300, 4500, 128, 0, MASK_NONE, 0, 1, 0.f}};
-    const int want[7] = {f2, f2, KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_F2,
+    const int want[7] = {f2, f2, KG_ATTN_V_HOPPER_PERSIST_TS, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_F2,
                          KG_ATTN_V_HOPPER, f2};
     kg_test_force_attn_variant(ctx, -1);
     for (int i = 0; i < 7; i++) {
@@ -2684,7 +2683,7 @@ Test(attention, captured_in_a_cuda_graph_and_replayed)
 static int is_persist_variant(int v)
 {
     return v == KG_ATTN_V_HOPPER_PERSIST || v == KG_ATTN_V_HOPPER_PERSIST_PP || v == KG_ATTN_V_HOPPER_PERSIST_BASE ||
-           v == KG_ATTN_V_HOPPER_PERSIST_F2;
+           v == KG_ATTN_V_HOPPER_PERSIST_F2 || v == KG_ATTN_V_HOPPER_PERSIST_TS;
 }
 
 /* Session 30's schedule configurations: 0-3 forced, bit 0 the tile order
@@ -2700,10 +2699,11 @@ static void set_xcfg(int cfg)
 
 /* the flags a launch of variant v takes in configuration cfg: bit 0 the
    order across batches, bit 1 the late claim (the rule: both on causal
-   launches of the plain persistent variant, neither elsewhere) */
+   launches of the plain persistent variant and of ts, neither elsewhere) */
 static int xcfg_flags(int cfg, int v, int causal)
 {
-    const int c = cfg == XCFG_RULE ? (v == KG_ATTN_V_HOPPER_PERSIST && causal ? 3 : 0) : cfg;
+    const int c =
+        cfg == XCFG_RULE ? ((v == KG_ATTN_V_HOPPER_PERSIST || v == KG_ATTN_V_HOPPER_PERSIST_TS) && causal ? 3 : 0) : cfg;
     return (causal ? c & 1 : 0) | (c & 2);
 }
 
