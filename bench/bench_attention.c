@@ -927,7 +927,8 @@ int main(void)
            printed as KG_BENCH_VS prints, the others named "old", "xorder",
            "late", "both" (bench/attn_ab_table.py) */
         const int persist = variant == KG_ATTN_V_HOPPER_PERSIST || variant == KG_ATTN_V_HOPPER_PERSIST_PP ||
-                            variant == KG_ATTN_V_HOPPER_PERSIST_BASE || variant == KG_ATTN_V_HOPPER_PERSIST_F2;
+                            variant == KG_ATTN_V_HOPPER_PERSIST_BASE || variant == KG_ATTN_V_HOPPER_PERSIST_F2 ||
+                            variant == KG_ATTN_V_HOPPER_PERSIST_TS;
         const int xo = getenv("KG_BENCH_XORDER") && atoi(getenv("KG_BENCH_XORDER")) == 1 && persist;
         static const char *const xname[5] = {"old", "xorder", "late", "both", "default"};
         /* configurations: 4 the rule; else bit 0 xorder, bit 1 late claim
@@ -983,7 +984,9 @@ int main(void)
             printf("      old / xorder / late: a launch did not take its schedule\n");
         /* $KG_BENCH_QUEUE: a persistent default again with its work queue
            the other way (and each persistent variant below) */
-        if (getenv("KG_BENCH_QUEUE") && (variant == KG_ATTN_V_HOPPER_PERSIST || variant == KG_ATTN_V_HOPPER_PERSIST_PP)) {
+        if (getenv("KG_BENCH_QUEUE") &&
+            (variant == KG_ATTN_V_HOPPER_PERSIST || variant == KG_ATTN_V_HOPPER_PERSIST_PP ||
+             variant == KG_ATTN_V_HOPPER_PERSIST_TS)) {
             const int on = kg_test_last_attn_queue();
             kg_test_attn_queue(on ? -1 : 1);
             run(&c);

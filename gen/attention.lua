@@ -235,6 +235,28 @@ M.sm90_persist_base = {
 -- (ptxas: 48 bytes of stack at D 64, 384 at D 32): bf16 D 64 S 1k causal
 -- 274.8, S 4k 750.4, S 16k 2733.7, f16 S 1k 283.9 (23-27% slower).
 M.sm90_persist_f2 = { [128] = { nwg = 2, bn = 128, f2 = true } }
+-- "ts" (session 31; the runtime's choice since session 32, after round
+-- s31r1 on an NVIDIA H100 80GB HBM3): the plain D 128 persistent kernel's
+-- causal launches (up to 2048 keys, where it is the default) with each
+-- warpgroup's staged output rows stored by bulk tensor copies
+-- (attention_sm90.cuh TS; the output's tensor map two more kernel
+-- arguments): one thread's two bulk copies instead of every thread's eight
+-- 16-byte shared loads and global stores and a second barrier, and the
+-- warpgroup goes on to its next tile without waiting for them. The same
+-- bits. s31r1, us, in turn, best of 3, default / ts: bf16 B 32 H 16 S 1k
+-- causal 309.0 / 300.9, f16 318.5 / 310.8, bf16 B 4 47.7 / 45.8, B 16 S 2k
+-- 519.5 / 507.2, B 64 S 512 229.9 / 221.8 (short causal geomean 1.031,
+-- min 1.024); seeded causal rows 1.009-1.027 (geomean 1.018). Not causal
+-- (on f2) it lost the round's rule: short geomean 1.007 with f16 B 8 S 2k
+-- 438.7 / 472.2 (0.929), seeded bf16 B 8 Hq 32 Hkv 8 S 1910 740.4 / 812.4
+-- (0.911), so it is generated causal only. (Session 24's ts also had a D
+-- 64 three-warpgroup form, which stopped with an illegal instruction at
+-- D 64 causal in s25r1. Session 31's "tw", the same stores per warp (lane
+-- 0, boxes of 16 rows, no warpgroup barrier) on the D 64 and D 128
+-- defaults, passed its tests in s31r1 but lost everywhere: D 128 short
+-- causal geomean 0.972, not causal 0.915 (worst 0.829), D 64 0.878-0.935
+-- on every row; removed.)
+M.sm90_persist_ts = { [128] = { nwg = 2, bn = 128, ts = true } }
 -- f2 on the D 256 grid kernel, not causal (session 22; the runtime's
 -- choice there): H200, s22r2, us, in turn, best of 3, grid / f2: f16 B 5
 -- Hq 32 Hkv 4 S 1632 686.1 / 675.6; s22r3, as the default: 754.5 /
@@ -357,6 +379,7 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   -- (ep, sk: true, or the one kind they apply to)
   local ep, sk = c.ep == true or c.ep == kind, c.sk == true or c.sk == kind
   local f2 = c.f2 == true or c.f2 == kind
+  local ts = c.ts == true or c.ts == kind
   -- nwg consumer warpgroups and a producer one; Q, ks (two) stages of K
   -- and of V (D padded to whole 64-element panels), 4 ks mbarriers, and 1
   -- KB to align the swizzled tiles; persistent: also the output's staging
@@ -371,20 +394,22 @@ local function plan_sm90(dt, d, kind, tiles, pp, persist)
   -- the template's trailing arguments, defaults left out
   local args = { tostring(pp or false), tostring(persist or false), tostring(nf or false), tostring(ks),
                  tostring(c.ws or false), tostring(c.pc or false), tostring(sh), tostring(ep),
-                 tostring(sk), tostring(f2) }
-  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false", "false" }
+                 tostring(sk), tostring(f2), tostring(ts) }
+  local dflt = { "false", "false", "false", "2", "false", "false", "false", "false", "false", "false", "false" }
   local n = #args
   while n > 0 and args[n] == dflt[n] do n = n - 1 end
   local flags = n > 0 and ", " .. table.concat(args, ", ", 1, n) or ""
-  return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true,
+  -- (ts: the output's tensor map too, and whether the runtime set it)
+  return { threads = (c.nwg + 1) * 128, minb = 1, bm = bm, bn = c.bn, smem = smem, tmaps = true, tmo = ts,
            call = string.format("attn_wg<%s, %d, %d, %d, %s%s>", dt.storage, d, c.nwg, c.bn, kind_enum[kind], flags),
-           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
+           shape = string.format("%dx%d tiles, %d+1 warpgroups, wgmma%s%s%s%s%s%s%s%s%s%s%s", bm, c.bn, c.nwg,
                                  pp and ", ping-pong" or "", persist and ", persistent" or "",
                                  nf and ", no proxy fence" or "", ks ~= 2 and string.format(", %d K/V stages", ks) or "",
                                  c.ws and ", warp stores" or "", c.pc and ", published coordinates" or "",
                                  sh and ", shifted blocks" or "", ep and ", epilogue under the next product" or "",
                                  sk and ", dealt key tiles on short blocks" or "",
-                                 f2 and ", the second product under the first softmax" or "") }
+                                 f2 and ", the second product under the first softmax" or "",
+                                 ts and ", bulk tensor stores" or "") }
 end
 
 local function plan_dec(mt, wr)
@@ -457,6 +482,12 @@ local variants = {
     what = "Hopper grid, a tile's second product under its first softmax (D 256, not causal)" },
   { enum = "KG_ATTN_V_X3", name = "f32 3xTF32", prefix = "attn_x3_", dtypes = { "f32" }, plan = plan_x3,
     include = "attention_x3.cuh", what = "f32 on tensor cores, split TF32 (mma.sync m16n8k8)" },
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_TS", name = "Hopper persistent ts", prefix = "attn90x_", dtypes = sm90_dtypes,
+    plan = function(dt, d, kind)
+      return kind == "causal" and plan_sm90(dt, d, kind, M.sm90_persist_ts, false, true) or nil
+    end,
+    sm90a = true, include = "attention_sm90.cuh",
+    what = "Hopper persistent D 128 causal (the default up to 2048 keys), the output by bulk tensor stores" },
 }
 
 -- One module per dtype of a variant; returns the table rows (and appends
@@ -475,8 +506,10 @@ local function path_modules(G, by, path, comb)
           local desc = string.format("attention %s D=%d %s (%s)", name, d, kind, pl.shape)
           local idx = G:kernel({ name = kname, module = module, vec = 1, desc = desc })
           kernels[#kernels + 1] = { name = kname, threads = pl.threads, minb = pl.minb, call = pl.call, desc = desc,
-                                    params = pl.tmaps and ", const __grid_constant__ kg_attn_tmaps tm" or "",
-                                    args = pl.tmaps and ", tm" or "" }
+                                    params = pl.tmo and ", const __grid_constant__ kg_attn_tmaps tm, const "
+                                      .. "__grid_constant__ kg_attn_tmap tmo, int tmo_on"
+                                      or pl.tmaps and ", const __grid_constant__ kg_attn_tmaps tm" or "",
+                                    args = pl.tmo and ", tm, tmo_on ? &tmo : nullptr" or pl.tmaps and ", tm" or "" }
           rows[#rows + 1] = string.format("    [%s][%s][%d][%s] = {%d, %d, %d, %d, %d},\n", path.enum, dt.enum,
                                           di - 1, kind_enum[kind], idx, pl.threads, pl.bm, pl.smem, pl.bn or 0)
         end

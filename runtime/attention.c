@@ -112,7 +112,7 @@ static int is_decode(kg_attn_variant v)
 static int is_persist(kg_attn_variant v)
 {
     return v == KG_ATTN_V_HOPPER_PERSIST || v == KG_ATTN_V_HOPPER_PERSIST_PP || v == KG_ATTN_V_HOPPER_PERSIST_BASE ||
-           v == KG_ATTN_V_HOPPER_PERSIST_F2;
+           v == KG_ATTN_V_HOPPER_PERSIST_F2 || v == KG_ATTN_V_HOPPER_PERSIST_TS;
 }
 
 kg_attn_split kg_attn_plan_split(int64_t blocks, int64_t keys, int bn, int64_t slots, int max_splits, int64_t min_chunk,
@@ -320,6 +320,18 @@ static kg_attn_variant choose_variant(const kg_context *ctx, kg_dtype dt, int sl
         if (pv == KG_ATTN_V_HOPPER_PERSIST && D == 128 && (kind == KG_ATTN_NONE || sk > 4096) &&
             has_variant(KG_ATTN_V_HOPPER_PERSIST_F2, dt, slot, kind))
             return KG_ATTN_V_HOPPER_PERSIST_F2;
+        /* Since session 32 (round s31r1, pre31; NVIDIA H100 80GB HBM3),
+           the plain kernel's D 128 causal launches (up to 2048 keys) take
+           "ts": each warpgroup's output rows by bulk tensor stores, the
+           same bits. us, in turn, best of 3, plain / ts: bf16 B 32 H 16 S
+           1k causal 309.0 / 300.9, f16 318.5 / 310.8, bf16 B 4 47.7 /
+           45.8, B 16 S 2k 519.5 / 507.2, B 64 S 512 229.9 / 221.8, seeded
+           causal rows 1.009-1.027x; not causal (on f2) it lost (f16 B 8 S
+           2k 438.7 / 472.2, bf16 B 8 Hq 32 Hkv 8 S 1910 740.4 / 812.4):
+           gen/attention.lua. */
+        if (pv == KG_ATTN_V_HOPPER_PERSIST && D == 128 && kind == KG_ATTN_CAUSAL && sk <= 2048 &&
+            has_variant(KG_ATTN_V_HOPPER_PERSIST_TS, dt, slot, kind))
+            return KG_ATTN_V_HOPPER_PERSIST_TS;
         if (has_variant(pv, dt, slot, kind))
             return pv;
     }
@@ -569,6 +581,12 @@ int kg_test_last_attn_queue(void) { return __atomic_load_n(&queue_last, __ATOMIC
    order: causal ones). */
 static int xorder_force, xorder_last, lclaim_force, lclaim_last;
 
+/* whether the last prefill launch stored its output by bulk tensor copies
+   (the "ts" variant with the output's tensor map set) */
+static int tmo_last;
+
+int kg_test_last_attn_tmo(void) { return __atomic_load_n(&tmo_last, __ATOMIC_RELAXED); }
+
 void kg_test_attn_xorder(int on) { __atomic_store_n(&xorder_force, on, __ATOMIC_RELAXED); }
 int kg_test_last_attn_xorder(void) { return __atomic_load_n(&xorder_last, __ATOMIC_RELAXED); }
 void kg_test_attn_lclaim(int on) { __atomic_store_n(&lclaim_force, on, __ATOMIC_RELAXED); }
@@ -596,7 +614,9 @@ int kg_test_last_attn_lclaim(void) { return __atomic_load_n(&lclaim_last, __ATOM
 KG_API void kg_attn_persist_sched(int variant, int causal, int64_t pairs, int xorder, int lclaim, int32_t *splits,
                                   int32_t *chunk)
 {
-    const int rule = variant == KG_ATTN_V_HOPPER_PERSIST && causal;
+    /* (ts, the D 128 causal default since session 32: the plain kernel's
+       causal launches with bulk tensor stores, so its schedule) */
+    const int rule = (variant == KG_ATTN_V_HOPPER_PERSIST || variant == KG_ATTN_V_HOPPER_PERSIST_TS) && causal;
     *splits = causal && (xorder > 0 || (xorder == 0 && rule)) ? (int32_t)pairs : 0;
     *chunk = lclaim > 0 || (lclaim == 0 && rule) ? 1 : 0;
 }
@@ -1098,7 +1118,16 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
        Hopper kernels write it (attention_sm90.cuh) */
     if (kg_attn_variant_sm90a[variant] && ctx->test_force[KGI_TEST_ATTN_TRACE] > 0)
         p.trace = (unsigned long long *)ctx->test_force[KGI_TEST_ATTN_TRACE];
-    void *argv[2] = {&p, &tm};
+    /* the "ts" variant (attention_sm90.cuh TS): the output's tensor map
+       (boxes of a warpgroup's 64 rows) and whether it is set, two more
+       arguments; not set (the kernel's ordinary stores) where the loads'
+       maps are not or it cannot be encoded */
+    kg_attn_tmap tmo;
+    int tmo_on = 0;
+    memset(&tmo, 0, sizeof tmo);
+    if (variant == KG_ATTN_V_HOPPER_PERSIST_TS)
+        tmo_on = tm.on && tmap_of(&tmo, q->dtype, out, 64);
+    void *argv[4] = {&p, &tm, &tmo, &tmo_on};
     st = kg_launch(ctx, e->kernel, grid, block, argv, (size_t)e->smem);
     if (st == KG_OK) {
         ctx->test_last[KGI_TEST_ATTN_VARIANT] = variant;
@@ -1107,6 +1136,7 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
         __atomic_store_n(&queue_last, p.queue != NULL, __ATOMIC_RELAXED);
         __atomic_store_n(&xorder_last, persist && p.splits > 0, __ATOMIC_RELAXED);
         __atomic_store_n(&lclaim_last, persist && p.chunk > 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&tmo_last, tmo_on, __ATOMIC_RELAXED);
     }
     return st == KG_OK ? kg_ok(ctx) : st;
 }

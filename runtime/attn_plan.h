@@ -267,7 +267,10 @@ KG_API int kg_test_last_attn_queue(void);
    *chunk 1 where a block takes its next work tile once the current one's
    loads are issued (0: as it starts the current one). Since session 30
    (round s30r2, NVIDIA H100) both on causal launches of the plain
-   persistent variant (KG_ATTN_V_HOPPER_PERSIST) and off on every other
+   persistent variant (KG_ATTN_V_HOPPER_PERSIST; and of its twin with bulk
+   tensor stores, KG_ATTN_V_HOPPER_PERSIST_TS, the D 128 causal default up
+   to 2048 keys since session 32: that kernel with another epilogue) and
+   off on every other
    launch (pp, base, f2; not causal). xorder and lclaim (the hooks below):
    -1 off, 0 that rule, 1 on. */
 KG_API void kg_attn_persist_sched(int variant, int causal, int64_t pairs, int xorder, int lclaim, int32_t *splits,
@@ -282,5 +285,10 @@ KG_API void kg_test_attn_xorder(int on);
 KG_API int kg_test_last_attn_xorder(void);
 KG_API void kg_test_attn_lclaim(int on);
 KG_API int kg_test_last_attn_lclaim(void);
+
+/* Whether the last prefill launch stored its output by bulk tensor copies
+   (the "Hopper persistent ts" variant, where the output's tensor map
+   could be encoded and the loads take bulk tensor copies). */
+KG_API int kg_test_last_attn_tmo(void);
 
 #endif

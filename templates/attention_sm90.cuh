@@ -71,6 +71,23 @@ __device__ __forceinline__ unsigned long long wg_timer()
    wgmma through the async proxy */
 __device__ __forceinline__ void fence_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
+/* TS: a bulk tensor store (shared to global through the tensor map tm, a
+   kernel parameter) of the box at (c0, c1, c2, c3) from src; elements
+   outside the tensor are not written. bulk_commit closes this thread's
+   stores so far into one bulk group; bulk_wait_read: this thread's groups
+   have read their shared memory (it may be written again); bulk_wait: they
+   are done (their global writes complete). */
+__device__ __forceinline__ void tma_store4(const kg_attn_tmap &tm, uint32_t src, int c0, int c1, int c2, int c3)
+{
+    asm volatile(
+        "cp.async.bulk.tensor.4d.global.shared::cta.bulk_group [%0, {%2, %3, %4, %5}], [%1];\n" ::"l"((uint64_t)&tm),
+        "r"(src), "r"(c0), "r"(c1), "r"(c2), "r"(c3)
+        : "memory");
+}
+__device__ __forceinline__ void bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+__device__ __forceinline__ void bulk_wait() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+
 /* wgmma shared memory descriptor, 128-byte swizzle: start address, leading
    byte offset (between 64-element panels of an N-major operand; unused for
    K-major), stride byte offset (between groups of 8 rows). */
@@ -213,11 +230,34 @@ __device__ __forceinline__ void load_sw128_rows(uint32_t dst, const char *base, 
  * one: that tile takes a third of the key steps instead of every
  * warpgroup multiplying all keys for 128 padding rows. Other bits than the
  * default on those rows (another summation order), still reproducible.
+ * TS (persistent, two consumer warpgroups, no warp stores, one work tile
+ * at a time; session 31; since session 32 the D 128 causal default up to
+ * 2048 keys, the plain persistent kernel with it, after round s31r1):
+ * each warpgroup's staged 64 output rows go to global memory by bulk
+ * tensor stores (one per 64-column panel, issued by the warpgroup's first
+ * thread once the rows are fenced for the async proxy and the warpgroup's
+ * barrier has passed) instead of every thread's 16-byte shared loads and
+ * global stores between two barriers, and the warpgroup goes on to its next
+ * tile without waiting for them: its staging rows are waited for (the
+ * stores have read them) only at its next stage_out, and every store is
+ * complete before the warpgroup exits. A box with no row inside the output
+ * (the last block's second warpgroup where Sq ends in its first 64 rows)
+ * is not issued; rows past Sq in a box are not written (the tensor's
+ * bounds). tmo: the output's tensor map (boxes of 64 columns x 64 rows),
+ * or null where the runtime could not encode it or the loads are not bulk
+ * copies: then the ordinary stores. The same bytes in the same places:
+ * the same bits. (Session 24's form of this on the D 64 three-warpgroup
+ * kernel, with the shifted causal blocks, stopped with an illegal
+ * instruction in s25r1. Session 31's TW, the same stores per warp with no
+ * warpgroup barrier, on the D 64 and D 128 defaults, measured slower on
+ * every row in s31r1 and was removed; TS on f2, not causal, lost there
+ * too: gen/attention.lua.)
  */
 template <typename T, int D, int NWG, int BN, int KIND, bool PP = false, bool PERSIST = false, bool NF = false,
           int KS = 2, bool WS = false, bool PC = false, bool SH = false, bool EP = false, bool SK = false,
-          bool F2 = false>
-__device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm)
+          bool F2 = false, bool TS = false>
+__device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_tmaps &tm,
+                                        const kg_attn_tmap *tmo = nullptr)
 {
     /* DP: D padded to whole 64-element panels (D 32 and 96). The padding
        columns of Q, K and V in shared memory are never written: S = Q K^T
@@ -238,6 +278,9 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     static_assert(!SK || (PERSIST && !PP && !EP && NWG == 3 && KIND == KG_ATTN_NONE),
                   "the dealt key tiles: persistent, no turns, three consumer warpgroups, no mask");
     static_assert(!F2 || (!PP && !EP && !SK), "a tile's second S under its first softmax: consume(), no turns");
+    static_assert(!TS || (PERSIST && NWG == 2 && !WS && !PP && !EP && !SK && !SH),
+                  "the bulk tensor stores: persistent (the staging tile its own), two warpgroups' rows, one tile "
+                  "after the other, no shifted blocks");
     extern __shared__ __align__(16) unsigned char smem[];
     const uint32_t raw = kgd_smem_addr(smem), aQ = (raw + 1023) & ~1023u; /* swizzle atoms are 1024-byte aligned */
     const uint32_t aK = aQ + QB, aV = aK + KS * KB;                       /* KS stages each */
@@ -695,6 +738,15 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
            (swizzled, so conflict-free) rows of the staging tile; lse */
         auto stage_out = [&](const float(&o)[DP / 2], int m0, int wr, int h, int b, const float(&mxv)[2],
                              const float(&lv)[2]) {
+            if constexpr (TS) {
+                /* the warpgroup's last bulk stores have read its staging rows */
+                if (tmo) {
+                    if ((tid & 127) == 0)
+                        bulk_wait_read();
+                    __syncwarp();
+                    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
+                }
+            }
 #pragma unroll
             for (int i = 0; i < 2; i++) {
                 const float sum = quad_sum(lv[i]);
@@ -726,6 +778,25 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 }
                 __syncwarp(); /* the warp's staging rows are free for the next work tile */
                 return;
+            }
+            if constexpr (TS) {
+                if (tmo) {
+                    /* every thread's staged rows, written through the
+                       generic proxy, visible to the bulk copies' async
+                       one, then one thread's copies of the warpgroup's 64
+                       rows (none where no row is inside the output) */
+                    fence_async_smem();
+                    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
+                    const int r0 = m0 + wgi * 64;
+                    if ((tid & 127) == 0 && r0 < p.sq) {
+#pragma unroll
+                        for (int pn = 0; pn < DP / 64; pn++)
+                            tma_store4(*tmo, aO + pn * BM * 128 + wgi * 64 * 128, pn * 64, r0, h, b);
+                        bulk_commit();
+                    }
+                    __syncwarp(); /* (the warp converged before its next wgmma) */
+                    return;       /* (stage_out waits for the rows to be read) */
+                }
             }
             asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wgi) : "memory");
 #pragma unroll
@@ -1192,6 +1263,12 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             }
         } else {
             consume(mb1, h1, b1, 0, 0);
+        }
+        if constexpr (TS) {
+            /* the last bulk stores done before the block's shared memory goes */
+            if (tmo && (tid & 127) == 0)
+                bulk_wait();
+            __syncwarp();
         }
         if (p.trace && tid == 0)
             trace_word(2) = wg_timer();

@@ -25,6 +25,7 @@
 #include "attn_ref.h"
 #include "internal.h"
 #include "kg_attn_table.h"
+#include "kg_table.h"
 #include "kg_test.h"
 #include "kg_attention.h"
 
@@ -561,9 +562,48 @@ Test(attention_plan, merge_lanes_take_every_split_in_one_round)
         cr_assert_eq(kg_attn_merge_lanes(ex[i][0]), ex[i][1], "%d splits", ex[i][0]);
 }
 
+/* "Hopper persistent ts" (session 31; since session 32 the D 128 causal
+   default up to 2048 keys, choose_variant), the plain persistent kernel
+   with bulk tensor stores of the output (attention_sm90.cuh TS): generated
+   for f16 and bf16, D 128, causal only (not causal, on f2, it lost s31r1);
+   two consumer warpgroups and a producer, 384 threads, 128x128 tiles, and
+   the shape and shared memory of the plain persistent kernel (the output's
+   staging tile is the one that has); sm_90a code, each entry the kernel its
+   name says. The runtime counts it persistent. */
+Test(attention_plan, bulk_store_variants_table)
+{
+    const int v = KG_ATTN_V_HOPPER_PERSIST_TS;
+    const char *kinds[3] = {"none", "causal", "mask"};
+    cr_assert_str_eq(kg_attn_variant_names[v], "Hopper persistent ts");
+    cr_assert_eq(kg_attn_variant_sm90a[v], 1);
+    for (int dt = 0; dt < KG_DTYPE_COUNT; dt++)
+        for (int slot = 0; slot < KG_ATTN_DIM_COUNT; slot++)
+            for (int kind = 0; kind < KG_ATTN_KIND_COUNT; kind++) {
+                const kg_attn_entry *e = &kg_attn_table[v][dt][slot][kind];
+                const int D = kg_attn_dims[slot];
+                const int want = (dt == KG_F16 || dt == KG_BF16) && kind == KG_ATTN_CAUSAL && D == 128;
+                cr_assert_eq(e->threads > 0, want, "ts %s D %d %s", kg_dtype_name((kg_dtype)dt), D, kinds[kind]);
+                if (!want)
+                    continue;
+                const kg_attn_entry *twin = &kg_attn_table[KG_ATTN_V_HOPPER_PERSIST][dt][slot][kind];
+                cr_assert(e->threads == 3 * 128 && e->bm == 128 && e->bn == 128, "ts: %d threads, %dx%d tiles",
+                          e->threads, e->bm, e->bn);
+                cr_assert(
+                    twin->threads == e->threads && twin->bm == e->bm && twin->bn == e->bn && twin->smem == e->smem,
+                    "ts %s: %d bytes of shared memory, its twin %d", kg_dtype_name((kg_dtype)dt), e->smem, twin->smem);
+                cr_assert(e->smem > 0 && e->smem <= 227 * 1024, "ts: %d bytes of shared memory", e->smem);
+                char want_name[64];
+                snprintf(want_name, sizeof want_name, "kg_attn90x_%s_d%d_%s", kg_dtype_name((kg_dtype)dt), D,
+                         kinds[kind]);
+                cr_assert(e->kernel >= 0 && e->kernel < kg_kernel_count, "%s: kernel index %d", want_name, e->kernel);
+                cr_assert_str_eq(kg_kernels[e->kernel].name, want_name);
+            }
+}
+
 /* kg_attn_persist_sched: under the runtime's rule (hooks 0) the order
    across batches and the late claim on causal launches of the plain
-   persistent variant only; -1 never, 1 every persistent launch (the order
+   persistent variant and of ts (that kernel with bulk tensor stores, the
+   D 128 causal default up to 2048 keys since session 32) only; -1 never, 1 every persistent launch (the order
    causal ones only) */
 Test(attention_plan, persist_sched_rule)
 {
@@ -575,7 +615,8 @@ Test(attention_plan, persist_sched_rule)
                     for (int lc = -1; lc <= 1; lc++) {
                         int32_t sp = -7, ch = -7;
                         kg_attn_persist_sched(v, causal, pairs[i], xo, lc, &sp, &ch);
-                        const int plain_causal = v == KG_ATTN_V_HOPPER_PERSIST && causal;
+                        const int plain_causal =
+                            (v == KG_ATTN_V_HOPPER_PERSIST || v == KG_ATTN_V_HOPPER_PERSIST_TS) && causal;
                         const int want_x = causal && (xo == 1 || (xo == 0 && plain_causal)),
                                   want_l = lc == 1 || (lc == 0 && plain_causal);
                         cr_assert_eq(sp, want_x ? (int32_t)pairs[i] : 0,
@@ -592,6 +633,7 @@ Test(attention_plan, persist_sched_rule)
         {KG_ATTN_V_HOPPER_PERSIST_PP, 1, 0, 0},   {KG_ATTN_V_HOPPER_PERSIST_PP, 0, 0, 0},
         {KG_ATTN_V_HOPPER_PERSIST_F2, 1, 0, 0},   {KG_ATTN_V_HOPPER_PERSIST_F2, 0, 0, 0},
         {KG_ATTN_V_HOPPER_PERSIST_BASE, 1, 0, 0}, {KG_ATTN_V_HOPPER, 1, 0, 0},
+        {KG_ATTN_V_HOPPER_PERSIST_TS, 1, 64, 1},  {KG_ATTN_V_HOPPER_PERSIST_TS, 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
         int32_t sp = -7, ch = -7;
@@ -2049,6 +2091,154 @@ Test(attention, persistent_f2_matches_reference_and_plain_bits)
     persist_candidate(KG_ATTN_V_HOPPER_PERSIST_F2, 128, 128, 0);
 }
 
+/* "Hopper persistent ts" (session 31; since session 32 the runtime's
+   choice at D 128 causal up to 2048 keys): the plain persistent kernel
+   with each warpgroup's output rows stored by one thread's bulk tensor
+   copies, taken by the runtime (even cases with up to 2048 keys) and
+   forced (the others), against the float64 reference (output and lse) on
+   lengths that put the last query block's second warpgroup wholly past Sq
+   (Sq 1050, 1090, 64: no copy issued) and partly past it (1500, 1000),
+   GQA and MQA, a [B,S,H,D] view (a strided output map), Sq != Sk both ways
+   (leading tiles without keys, or the diagonal's offset Sk - Sq), a
+   negative scale; the bulk stores taken (kg_test_last_attn_tmo) wherever
+   the loads took bulk copies; bit for bit the plain persistent kernel with
+   the work queue and in turn, bulk tensor copies and cp.async (then ts's
+   ordinary stores); run to run. */
+static void persist_store(int v, int D, int causal)
+{
+    const int def = KG_ATTN_V_HOPPER_PERSIST;
+    /* (Sq x Sk above 2M but for the short ones: the reference then checks
+       1 row in 13 and the last, which keeps each test within seconds) */
+    const acase refs[7] = {{KG_BF16, 2, 16, 4, 1500, 1501, D, causal, MASK_NONE, 0, 1, 0.f},
+                           {KG_F16, 2, 12, 4, 1100, 2300, D, causal, MASK_NONE, 0, 0, 0.f},
+                           {KG_BF16, 1, 8, 8, 1800, 1200, D, causal, MASK_NONE, 0, 0, 0.f},
+                           {KG_F16, 2, 8, 1, 1050, 2000, D, causal, MASK_NONE, 0, 0, 0.f},
+                           {KG_BF16, 2, 8, 2, 1090, 1900, D, causal, MASK_NONE, 0, 1, 0.f},
+                           {KG_F16, 3, 40, 40, 64, 300, D, causal, MASK_NONE, 0, 0, 0.f},
+                           {KG_BF16, 1, 16, 4, 1000, 2100, D, causal, MASK_NONE, 0, 0, -0.3f}};
+    for (int i = 0; i < 7; i++) {
+        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
+            continue;
+        kg_test_force_attn_variant(ctx, causal && D == 128 && i % 2 == 0 && refs[i].Sk <= 2048 ? -1 : v);
+        run_case_once(&refs[i]);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), v, "case %d: %s taken", i,
+                     kg_attn_variant_names[kg_test_last_attn_variant(ctx)]);
+        cr_assert(kg_test_last_attn_tma(), "case %d: the loads took no bulk tensor copies", i);
+        cr_assert_eq(kg_test_last_attn_tmo(), 1, "case %d: %s: bulk tensor stores not taken", i,
+                     kg_attn_variant_names[v]);
+    }
+    const int shapes[5][5] = {
+        /* B Hq Hkv Sq Sk */
+        {4, 16, 16, 1024, 1024}, {3, 16, 4, 1100, 900},  {2, 24, 24, 2000, 700},
+        {1, 16, 2, 4100, 4100},  {5, 12, 3, 1050, 1200},
+    };
+    for (int i = 0; i < 5; i++) {
+        if (!kt_take(3))
+            continue;
+        const int *z = shapes[i];
+        const acase c = {i % 2 ? KG_F16 : KG_BF16, z[0], z[1], z[2], z[3], z[4], D, causal, MASK_NONE, 0, 0, 0.f};
+        /* queue on both; in turn against the queue; cp.async against bulk
+           tensor copies */
+        persist_bits(&c, v, def, i == 1, i == 2);
+    }
+    /* run to run */
+    const acase c = {KG_BF16, 4, 16, 16, 1024, 1024, D, causal, MASK_NONE, 0, 0, 0.f};
+    const int vs[2] = {v, v}, tma[2] = {0, 0}, want[2] = {1, 1};
+    same_bits(&c, vs, tma, want);
+    kg_test_force_attn_variant(ctx, -1);
+}
+
+#define PERSIST_STORE_TEST(name, v, D, causal)                                                                         \
+    Test(attention, name)                                                                                              \
+    {                                                                                                                  \
+        if (!on_sm90())                                                                                                \
+            cr_skip_test("the Hopper variants run on compute capability 9.0 only");                                    \
+        persist_store(v, D, causal);                                                                                   \
+    }
+PERSIST_STORE_TEST(persistent_ts_matches_reference_and_default_bits_causal, KG_ATTN_V_HOPPER_PERSIST_TS, 128, 1)
+#undef PERSIST_STORE_TEST
+
+/* Variant v (ts at D 128, causal) writes the output's elements and no
+   other byte: the output a view [B, H, S, D] of a buffer whose rows are
+   D + 64 elements apart (64 elements of gap after each row) and whose heads
+   are S + 3 rows apart (whole gap rows after each head's last row, where
+   a box's rows past Sq would land if the map did not clip them), every
+   byte poisoned first (0xff) and a guard after the end: the gaps and the
+   guard stay poisoned, and the elements are bit for bit the default
+   kernel's on the same view (poisoned and checked the same way, every
+   element written), causal (ts is generated causal only since session
+   32), Sq 1050 (the last block's second warpgroup past Sq) and 1000. */
+static void store_only_output(int v, int D)
+{
+    const int B = 2, H = 16, RS = D + 64;
+    for (int x = 2; x < 4; x++) {
+        const int S = x % 2 ? 1000 : 1050, causal = x >= 2;
+        const kg_dtype dt = x % 2 ? KG_F16 : KG_BF16;
+        const int64_t hs = (int64_t)(S + 3) * RS, n = (int64_t)B * H * S * D, nbuf = (int64_t)B * H * hs + 4096;
+        uint16_t *h = malloc(n * 2), *o[2] = {malloc(nbuf * 2), malloc(nbuf * 2)};
+        void *dq = kt_alloc(ctx, n * 2), *dk = kt_alloc(ctx, n * 2), *dv = kt_alloc(ctx, n * 2),
+             *dout = kt_alloc(ctx, nbuf * 2);
+        for (int t = 0; t < 3; t++) {
+            for (int64_t i = 0; i < n; i++)
+                h[i] = dt == KG_F16 ? kt_to_f16(kt_uniform(&rng, -2, 2)) : kt_to_bf16(kt_uniform(&rng, -2, 2));
+            kt_upload(ctx, t == 0 ? dq : t == 1 ? dk : dv, h, n * 2);
+        }
+        kg_tensor tq = kg_tensor_contiguous(dq, dt, 4, KT_SHAPE(B, H, S, D)),
+                  tk = kg_tensor_contiguous(dk, dt, 4, KT_SHAPE(B, H, S, D)),
+                  tv = kg_tensor_contiguous(dv, dt, 4, KT_SHAPE(B, H, S, D));
+        kg_tensor to = tq;
+        to.data = dout;
+        to.strides[3] = 1, to.strides[2] = RS, to.strides[1] = hs, to.strides[0] = hs * H;
+        kg_attention_opts op = {0.f, causal};
+        const int vs[2] = {v, KG_ATTN_V_HOPPER_PERSIST};
+        for (int w = 0; w < 2; w++) {
+            kg_test_force_attn_variant(ctx, vs[w]);
+            KT_OK(ctx, kg_memset(ctx, dout, 0xff, nbuf * 2));
+            KT_OK(ctx, kg_attention(ctx, &to, NULL, &tq, &tk, &tv, NULL, &op));
+            KT_OK(ctx, kg_sync(ctx));
+            cr_assert_eq(kg_test_last_attn_variant(ctx), vs[w]);
+            if (w == 0)
+                cr_assert_eq(kg_test_last_attn_tmo(), 1, "%s S %d causal %d: bulk tensor stores not taken",
+                             kg_attn_variant_names[v], S, causal);
+            kt_download(ctx, o[w], dout, nbuf * 2);
+        }
+        kg_test_force_attn_variant(ctx, -1);
+        int64_t bad_gap = -1, bad_el = -1, poisoned = 0;
+        for (int64_t i = 0; i < nbuf; i++) {
+            const int64_t head = i / hs, r = (i % hs) / RS, c = i % RS;
+            const int inside = head < (int64_t)B * H && r < S && c < D;
+            if (!inside && o[0][i] != 0xffff && bad_gap < 0)
+                bad_gap = i;
+            if (inside && o[0][i] != o[1][i] && bad_el < 0)
+                bad_el = i;
+            if (inside && o[1][i] == 0xffff) /* (a NaN: no output element is one) */
+                poisoned++;
+        }
+        cr_assert(bad_gap < 0, "%s %s S %d causal %d: wrote outside the output at element %lld (0x%04x)",
+                  kg_attn_variant_names[v], kg_dtype_name(dt), S, causal, (long long)bad_gap,
+                  bad_gap < 0 ? 0 : o[0][bad_gap]);
+        cr_assert_eq(poisoned, 0, "%s S %d causal %d: the default left %lld elements unwritten", kg_dtype_name(dt), S,
+                     causal, (long long)poisoned);
+        cr_assert(bad_el < 0, "%s %s S %d causal %d: differs from the default at element %lld (0x%04x / 0x%04x)",
+                  kg_attn_variant_names[v], kg_dtype_name(dt), S, causal, (long long)bad_el,
+                  bad_el < 0 ? 0 : o[0][bad_el], bad_el < 0 ? 0 : o[1][bad_el]);
+        free(h);
+        free(o[0]);
+        free(o[1]);
+        kg_free(ctx, dq);
+        kg_free(ctx, dk);
+        kg_free(ctx, dv);
+        kg_free(ctx, dout);
+    }
+}
+
+Test(attention, persistent_ts_writes_only_the_output)
+{
+    if (!on_sm90())
+        cr_skip_test("the Hopper variants run on compute capability 9.0 only");
+    store_only_output(KG_ATTN_V_HOPPER_PERSIST_TS, 128);
+}
+
 /* "Hopper f2" (since session 22 the runtime's choice at D 256 not causal),
    f2 on the D 256 grid kernel, forced: against the float64 reference (GQA,
    a [B,S,H,D] view, lengths not a multiple of the tiles, more keys than
@@ -2080,9 +2270,10 @@ Test(attention, grid_f2_matches_reference_and_grid_bits)
 }
 
 /* The f2 kernels taken by the runtime where they should be (against the
-   reference), not where they should not (D 128 causal up to 4096 keys, D
-   256 causal); D 128 not causal at any key count (since session 23 beyond
-   4096 keys too, the grid kernel before) */
+   reference), not where they should not (D 128 causal up to 4096 keys: up
+   to 2048 ts since session 32, then pp; D 256 causal); D 128 not causal at
+   any key count (since session 23 beyond 4096 keys too, the grid kernel
+   before) */
 Test(attention, f2_where_the_runtime_takes_it)
 {
     if (!on_sm90())
@@ -2095,7 +2286,7 @@ Test(attention, f2_where_the_runtime_takes_it)
                            {KG_F16, 1, 4, 1, 600, 700, 256, 0, MASK_NONE, 0, 0, 0.f},
                            {KG_BF16, 1, 2, 2, 600, 600, 256, 1, MASK_NONE, 0, 0, 0.f},
                            {KG_F16, 1, 2, 1, 300, 4500, 128, 0, MASK_NONE, 0, 1, 0.f}};
-    const int want[7] = {f2, f2, KG_ATTN_V_HOPPER_PERSIST, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_F2,
+    const int want[7] = {f2, f2, KG_ATTN_V_HOPPER_PERSIST_TS, KG_ATTN_V_HOPPER_PERSIST_PP, KG_ATTN_V_HOPPER_F2,
                          KG_ATTN_V_HOPPER, f2};
     kg_test_force_attn_variant(ctx, -1);
     for (int i = 0; i < 7; i++) {
@@ -2492,7 +2683,7 @@ Test(attention, captured_in_a_cuda_graph_and_replayed)
 static int is_persist_variant(int v)
 {
     return v == KG_ATTN_V_HOPPER_PERSIST || v == KG_ATTN_V_HOPPER_PERSIST_PP || v == KG_ATTN_V_HOPPER_PERSIST_BASE ||
-           v == KG_ATTN_V_HOPPER_PERSIST_F2;
+           v == KG_ATTN_V_HOPPER_PERSIST_F2 || v == KG_ATTN_V_HOPPER_PERSIST_TS;
 }
 
 /* Session 30's schedule configurations: 0-3 forced, bit 0 the tile order
@@ -2508,10 +2699,11 @@ static void set_xcfg(int cfg)
 
 /* the flags a launch of variant v takes in configuration cfg: bit 0 the
    order across batches, bit 1 the late claim (the rule: both on causal
-   launches of the plain persistent variant, neither elsewhere) */
+   launches of the plain persistent variant and of ts, neither elsewhere) */
 static int xcfg_flags(int cfg, int v, int causal)
 {
-    const int c = cfg == XCFG_RULE ? (v == KG_ATTN_V_HOPPER_PERSIST && causal ? 3 : 0) : cfg;
+    const int c =
+        cfg == XCFG_RULE ? ((v == KG_ATTN_V_HOPPER_PERSIST || v == KG_ATTN_V_HOPPER_PERSIST_TS) && causal ? 3 : 0) : cfg;
     return (causal ? c & 1 : 0) | (c & 2);
 }
 
