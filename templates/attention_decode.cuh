@@ -61,14 +61,6 @@ __device__ __forceinline__ void dec_row(const kg_attn_params &p, int r, int &hg,
     i = r - hg * p.sq;
 }
 
-/* the global nanosecond timer (the trace test hook) */
-__device__ __forceinline__ uint64_t globaltimer()
-{
-    uint64_t t;
-    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
-    return t;
-}
-
 /* Programmatic dependent launch (sm_90; the runtime sets the launch
    attribute there): wait until the grids this one depends on have finished
    and their writes are visible; let the grids that depend on this one start

@@ -59,13 +59,6 @@ template <int N> __device__ __forceinline__ void wg_wait()
 {
     asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 }
-/* the global nanosecond timer (the prefill trace test hook, p.trace) */
-__device__ __forceinline__ unsigned long long wg_timer()
-{
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
-    return t;
-}
 
 /* shared memory written through the generic proxy (cp.async) is then read by
    wgmma through the async proxy */
@@ -395,7 +388,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         return p.trace[4 * ((int64_t)gridDim.x + tile) + w];
     };
     if (p.trace && tid == 0)
-        trace_word(0) = wg_timer();
+        trace_word(0) = globaltimer();
     if (tid == 0) {
         for (int s = 0; s < 2 * KS; s++)
             mbar_init(bars + 8 * s, tma ? 1 : 128); /* full: every producer thread, or the one loading by TMA */
@@ -509,7 +502,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 if (!PC)
                     coords(tile, mb, h, b);
                 if (p.trace && pt == 0) {
-                    tile_word(tile, 0) = wg_timer();
+                    tile_word(tile, 0) = globaltimer();
                     tile_word(tile, 2) = blockIdx.x;
                     tile_word(tile, 3) = (unsigned)key_tiles(p, causal, mb_row(mb), BM, BN);
                 }
@@ -556,7 +549,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         /* ---- consumers ---- */
         asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
         if (p.trace && tid == 0)
-            trace_word(1) = wg_timer();
+            trace_word(1) = globaltimer();
         /* The consumers' steps, shared by consume() (one work tile at a time)
            and the persistent pipeline across work tiles below; each takes
            the per-thread state it works on (o, s, pa, mx, l) and this
@@ -1170,7 +1163,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             while (tile < p.units) {
                 mainloop(o, s, pa, mx, l, nomask, m0, wr, nt, it0, dq_of(tc));
                 if (p.trace && tid == 0)
-                    tile_word(tile, 1) = wg_timer();
+                    tile_word(tile, 1) = globaltimer();
                 if (nt > 0)
                     release(empty_qs(tc & 1)); /* every S = Q K^T of the tile is done */
                 const int nx = tile_of(tc + 1), it1 = it0 + nt;
@@ -1259,7 +1252,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 landed();
                 it0 += consume(mb, h, b, it0, tc);
                 if (p.trace && tid == 0)
-                    tile_word(tile, 1) = wg_timer();
+                    tile_word(tile, 1) = globaltimer();
             }
         } else {
             consume(mb1, h1, b1, 0, 0);
@@ -1271,7 +1264,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
             __syncwarp();
         }
         if (p.trace && tid == 0)
-            trace_word(2) = wg_timer();
+            trace_word(2) = globaltimer();
     }
 }
 

@@ -8,7 +8,8 @@
  * parameter space.
  *
  * Also the 128-byte-swizzled tile layout those copies write (sw128_at,
- * tile_at) and the P V product on it (pv_tile_at).
+ * tile_at) and the P V product on it (pv_tile_at), and the global
+ * nanosecond timer both kernels' trace test hooks read (globaltimer).
  *
  * Compute capability 9.0 instructions: below sm_90 (the portable modules
  * that include this for the decode kernels) the helpers compile to nothing;
@@ -29,6 +30,16 @@
 
 namespace kg_attn
 {
+
+/* the global nanosecond timer (%globaltimer): the trace test hooks of the
+   Hopper prefill (p.trace) and of the short-query kernels. Every compute
+   capability has it, so it is not under KG_TMA_OFF. */
+__device__ __forceinline__ uint64_t globaltimer()
+{
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t));
+    return t;
+}
 
 /* Byte offset of 16-byte chunk cc of row r in a ROWS-row tile of 64-element
    panels (each panel ROWS x 128 bytes, 1024-byte aligned). */
