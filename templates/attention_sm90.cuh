@@ -312,6 +312,13 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
        major, each batch's tiles in the order grid mode launches them;
        causal with p.splits > 0 (the runtime's kg_attn_persist_sched) in
        sections across batches, below. */
+    /* Both causal orders below take their sections of n heads ((batch, head)
+       pairs) at most G at a time, G the heads whose K and V (about 16 MB)
+       stay in L2: G = max(1, min(n, 16 MB / (S_k x D x 4 bytes))) */
+    auto l2_group = [&](int n) {
+        const int64_t kv = (int64_t)p.sk * D * 4;
+        return (int)max((int64_t)1, min((int64_t)n, ((int64_t)16 << 20) / (kv > 0 ? kv : 1)));
+    };
     auto coords = [&](int tile, int &mb, int &h, int &b) {
         int x = tile, H;
         if (PERSIST && causal && p.splits > 0) {
@@ -324,9 +331,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                sizes within one pair (r of q + 1 pairs, then q: no short
                section left for the end); pair y is head y % H of batch
                y / H */
-            const int64_t kv = (int64_t)p.sk * D * 4;
             const int P = p.splits;
-            const int G = (int)max((int64_t)1, min((int64_t)P, ((int64_t)16 << 20) / (kv > 0 ? kv : 1)));
+            const int G = l2_group(P);
             const int ns = (P + G - 1) / G, q = P / ns, r = P - q * ns, big = r * (q + 1) * nmb;
             const int gs = tile < big ? q + 1 : q, t2 = tile < big ? tile : tile - big;
             const int sec = t2 / (gs * nmb), rem = t2 - sec * gs * nmb;
@@ -349,8 +355,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                a batch in sections of G, each section's blocks heaviest (longest
                key range) first across its heads, so that a launch ends on the
                lightest blocks; G heads' K and V (about 16 MB) stay in L2 */
-            const int64_t kv = (int64_t)p.sk * D * 4;
-            const int G = (int)max((int64_t)1, min((int64_t)H, ((int64_t)16 << 20) / (kv > 0 ? kv : 1)));
+            const int G = l2_group(H);
             const int sec = x / (G * nmb), rem = x - sec * G * nmb;
             const int gs = min(G, H - sec * G);
             mb = nmb - 1 - rem / gs;
