@@ -13,6 +13,11 @@ M.variants = { "dense", "nd32", "nd32v", "nd64", "tile", "perm", "permf", "rows"
 -- The op groups that also get a tperm kernel (kg_tperm.h), in modules of
 -- their own; the runtime calls it KG_EW_TPERM (runtime/layout.h).
 M.tperm_groups = { "core", "cast" }
+-- The kernels a copy's tperm module holds for it, in module order (those a
+-- dtype's copy has; below): kg_ew_table.h's kg_ew_tpk (KG_EW_TPK_<NAME>)
+-- and kg_ew_table.c's kg_ew_copy_tpk (each one's offset from the copy's
+-- tperm kernel, by dtype), which the runtime launches them by.
+M.tperm_kernels = { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperma", "tperms", "tplanem", "tpermc" }
 
 local common = require("common")
 local sets, typed = common.sets, common.typed
@@ -141,6 +146,15 @@ function M.generate(G)
   -- One module per dtype for tperm, after every other element-wise module
   -- (its own template header: changing tperm rebuilds only these).
   local tperm_ = {}
+  local copy_op
+  for _, op in ipairs(ops) do
+    if op.name == "copy" then copy_op = op end
+  end
+  assert(copy_op, "the catalogue has the op copy")
+  -- an op's tperm2 follows its tperm at this offset (KG_EW_TPERM2_AT)
+  local TPERM2_AT = 1
+  -- copy_at[dtype index][kernel name] -> kernel index (M.tperm_kernels)
+  local copy_at = {}
   for _, set in ipairs(tperm_sets) do
     local dt = set.dt
     if #set.functors > 0 then
@@ -149,6 +163,12 @@ function M.generate(G)
       for _, f in ipairs(set.functors) do
         local k = G:kernel({ name = f.name .. "_tperm", module = module, vec = f.vec, desc = f.desc .. " [tperm]" })
         tperm_[(f.opi * #dtypes + dt.index) * #dtypes + f.out.index] = k
+        -- this functor's kernels in the module by name (M.tperm_kernels)
+        local at = { tperm = k }
+        if f.opi == copy_op.id then
+          assert(f.out.index == dt.index and not copy_at[dt.index])
+          copy_at[dt.index] = at
+        end
         -- ops of one input whose elements have at most 2 bytes: <op>_tperm2
         -- (two tiles per pass) right after, at index k + 1 (the runtime
         -- launches it as tperm's index + 1 under the same rule)
@@ -162,7 +182,8 @@ function M.generate(G)
         if f.tperm2 then
           local k2 = G:kernel({ name = f.name .. "_tperm2", module = module, vec = f.vec,
                                 desc = f.desc .. " [tperm, two tiles per pass]" })
-          assert(k2 == k + 1)
+          assert(k2 == k + TPERM2_AT)
+          at.tperm2 = k2
         end
         -- copies (bool aside): <op>_rowsv (rows kept in place, realigned
         -- 16-byte chunks) after them, at index k + 1 (+ 1 where tperm2 is)
@@ -171,19 +192,23 @@ function M.generate(G)
           local kr = G:kernel({ name = f.name .. "_rowsv", module = module, vec = f.vec,
                                 desc = f.desc .. " [rows in place, realigned 16-byte chunks]" })
           assert(kr == k + 1 + (f.tperm2 and 1 or 0))
+          at.rowsv = kr
           -- and <op>_tplanev (planes contiguous in both operands, transposed,
           -- by 16-byte chunks) right after rowsv
           local kv = G:kernel({ name = f.name .. "_tplanev", module = module, vec = f.vec,
                                 desc = f.desc .. " [contiguous planes transposed, 16-byte chunks]" })
           assert(kv == kr + 1)
+          at.tplanev = kv
           -- and <op>_tslab (slabs of whole output rows, 16-byte chunks) after it
           local ks = G:kernel({ name = f.name .. "_tslab", module = module, vec = f.vec,
                                 desc = f.desc .. " [slabs of whole output rows, 16-byte chunks]" })
           assert(ks == kv + 1)
+          at.tslab = ks
           -- and <op>_tchunk (tiles of aligned 16-byte chunks on both sides) after it
           local kc = G:kernel({ name = f.name .. "_tchunk", module = module, vec = f.vec,
                                 desc = f.desc .. " [tiles of aligned 16-byte chunks, two stages]" })
           assert(kc == ks + 1)
+          at.tchunk = kc
           -- and after it, for 2-byte elements, <op>_tperma (tperm's tiles at
           -- 6 blocks per SM; elementwise_tpa.cuh), for 4-byte elements
           -- <op>_tperms (tperm's tiles with output rows cut at 32-byte
@@ -198,6 +223,7 @@ function M.generate(G)
               local k2 = G:kernel({ name = f.name .. "_" .. t[1], module = module, vec = f.vec,
                                     desc = f.desc .. " [tperm tiles, " .. t[3] .. "]" })
               assert(k2 == kt + 1)
+              at[t[1]] = k2
               kt = k2
             end
           end
@@ -208,6 +234,7 @@ function M.generate(G)
             local k2 = G:kernel({ name = f.name .. "_tplanem", module = module, vec = f.vec,
                                   desc = f.desc .. " [contiguous planes transposed, several a block, 16-byte chunks]" })
             assert(k2 == kt + 1)
+            at.tplanem = k2
             -- and after it, for 2-byte elements, <op>_tpermc (tperm's square
             -- tiles with output rows cut at 32-byte sectors and stored as
             -- aligned 16-byte chunks; elementwise_tpc.cuh; forced, or by
@@ -218,6 +245,7 @@ function M.generate(G)
               local k3 = G:kernel({ name = f.name .. "_tpermc", module = module, vec = f.vec,
                                     desc = f.desc .. " [tperm tiles, output rows cut at sectors, 16-byte chunks]" })
               assert(k3 == k2 + 1)
+              at.tpermc = k3
             end
           end
         end
@@ -263,8 +291,27 @@ function M.generate(G)
       end
     end
   end
+  lines[#lines + 1] = "};\n\nconst int8_t kg_ew_copy_tpk[KG_DTYPE_COUNT][KG_EW_TPK_COUNT] = {\n"
+  for _, dt in ipairs(dtypes) do
+    local at = copy_at[dt.index]
+    if at then
+      local known = {}
+      for _, v in ipairs(M.tperm_kernels) do known[v] = true end
+      for v in pairs(at) do assert(known[v], v .. ": not in M.tperm_kernels") end
+      local offs, last = {}, -1
+      for i, v in ipairs(M.tperm_kernels) do
+        -- module order: each kernel the copy has after the one before
+        assert(at[v] == nil or at[v] > last, v)
+        last = at[v] or last
+        offs[i] = at[v] and tostring(at[v] - at.tperm) or "-1"
+      end
+      lines[#lines + 1] = string.format("    [%s] = {%s},\n", dt.enum, table.concat(offs, ", "))
+    end
+  end
   lines[#lines + 1] = "};\n"
   G:write("kg_ew_table.c", table.concat(lines))
+  local tpk = {}
+  for i, v in ipairs(M.tperm_kernels) do tpk[i] = "KG_EW_TPK_" .. v:upper() end
   G:write("kg_ew_table.h", G.header("gen/elementwise.lua") ..
     "#ifndef KG_EW_TABLE_H\n#define KG_EW_TABLE_H\n\n#include \"kgen.h\"\n#include \"kg_params.h\"\n\n" ..
     "/* Kernel index for [op][input dtype][output dtype][variant]; -1 where none\n" ..
@@ -273,7 +320,15 @@ function M.generate(G)
     "extern const int16_t kg_ew_table[KG_OP_COUNT][KG_DTYPE_COUNT][KG_DTYPE_COUNT][KG_EW_VARIANT_COUNT];\n\n" ..
     "/* The tperm kernel (kg_tperm.h) for [op][input dtype][output dtype], as its\n" ..
     "   index + 1; 0 where none (ops outside the groups core and cast). */\n" ..
-    "extern const int16_t kg_ew_tperm_table[KG_OP_COUNT][KG_DTYPE_COUNT][KG_DTYPE_COUNT];\n\n#endif\n")
+    "extern const int16_t kg_ew_tperm_table[KG_OP_COUNT][KG_DTYPE_COUNT][KG_DTYPE_COUNT];\n\n" ..
+    "/* An op's <op>_tperm2 (ops of one input, elements of at most 2 bytes) is\n" ..
+    "   its tperm kernel's index + this. */\n#define KG_EW_TPERM2_AT " .. TPERM2_AT .. "\n\n" ..
+    "/* The kernels a copy's tperm module holds for it, in module order\n" ..
+    "   (gen/elementwise.lua, M.tperm_kernels), and kg_ew_copy_tpk[dtype][kernel]:\n" ..
+    "   each one's offset from the copy's tperm kernel, -1 where that dtype's\n" ..
+    "   copy has none (bool's: tperm and tperm2 only). */\n" ..
+    "typedef enum { " .. table.concat(tpk, ", ") .. ", KG_EW_TPK_COUNT } kg_ew_tpk;\n" ..
+    "extern const int8_t kg_ew_copy_tpk[KG_DTYPE_COUNT][KG_EW_TPK_COUNT];\n\n#endif\n")
 
   -- public op enum, descriptions and entry points
   local h = common.op_header(G, "KG_OPS_H", "Element-wise ops, in catalogue order.", "kg_op", "KG_OP_NONE",

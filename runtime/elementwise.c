@@ -1485,7 +1485,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         void *args[] = {&p, &rv};
         ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_ROWSV;
         /* its kernel follows tperm and tperm2 (elements of at most 2 bytes) */
-        st = kg_launch(ctx, tperm_k + 1 + (kg_dtype_size(dt) <= 2 ? 1 : 0), (dim3){grid_for((rv.chunks + 3) / 4), 1, 1},
+        st = kg_launch(ctx, tperm_k + kg_ew_copy_tpk[dt][KG_EW_TPK_ROWSV], (dim3){grid_for((rv.chunks + 3) / 4), 1, 1},
                        threads, args, 0);
         return st == KG_OK ? kg_ok(ctx) : st;
     }
@@ -1497,7 +1497,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
     if ((by_default || force == KG_EW_TPLANE || force == KG_EW_TSLAB || force == KG_EW_TCHUNK ||
          force == KG_EW_TPLANEM) &&
         var != KG_EW_DENSE && op == KG_OP_COPY && n_in == 1 && dt == out->dtype && dt != KG_BOOL && tperm_k >= 0) {
-        const int kv = tperm_k + 2 + (kg_dtype_size(dt) <= 2 ? 1 : 0);
+        const int8_t *const kc = kg_ew_copy_tpk[dt]; /* the copy's kernels, from tperm_k */
         kg_tplane tq;
         kg_tslab tz;
         size_t smem;
@@ -1506,33 +1506,34 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
             kg_ew_plan_tplane(&L, kg_dtype_size(dt), &tq, &smem)) {
             void *args[] = {&p, &tq};
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPLANE;
-            st = kg_launch(ctx, kv, (dim3){tq.planes, 1, 1}, threads, args, smem);
+            st = kg_launch(ctx, tperm_k + kc[KG_EW_TPK_TPLANEV], (dim3){tq.planes, 1, 1}, threads, args, smem);
             return st == KG_OK ? kg_ok(ctx) : st;
         }
         /* tplanem: forced, or by the default choice where tplanev did not
            take the planes (kg_ew_tplanem_by_default: under
-           tplane_min_bytes); its kernel is the last of the copy's (2-byte:
-           after tperms at + 7; 4-byte: after tperms at + 5) */
+           tplane_min_bytes); its kernel follows tperms (2- and 4-byte
+           elements) */
         kg_tplanem tm;
         const size_t es1 = kg_dtype_size(dt);
         if ((force == KG_EW_TPLANEM || force < 0) && (es1 == 2 || es1 == 4) &&
             kg_ew_plan_tplanem(&L, es1, &tm, &smem) && (force == KG_EW_TPLANEM || kg_ew_tplanem_by_default(&tm, es1))) {
             void *args[] = {&p, &tm};
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPLANEM;
-            st = kg_launch(ctx, tperm_k + (es1 == 2 ? 8 : 6), (dim3){tm.groups, 1, 1}, threads, args, smem);
+            st = kg_launch(ctx, tperm_k + kc[KG_EW_TPK_TPLANEM], (dim3){tm.groups, 1, 1}, threads, args, smem);
             return st == KG_OK ? kg_ok(ctx) : st;
         }
         if (force != KG_EW_TPLANE && force != KG_EW_TCHUNK && kg_ew_plan_tslab(&L, kg_dtype_size(dt), &tz, &smem) &&
             (force == KG_EW_TSLAB || kg_ew_tslab_by_default(&tz, kg_dtype_size(dt)))) {
             void *args[] = {&p, &tz};
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TSLAB;
-            st = kg_launch(ctx, kv + 1, (dim3){tz.slabs, 1, 1}, threads, args, smem);
+            st = kg_launch(ctx, tperm_k + kc[KG_EW_TPK_TSLAB], (dim3){tz.slabs, 1, 1}, threads, args, smem);
             return st == KG_OK ? kg_ok(ctx) : st;
         }
         if ((force == KG_EW_TCHUNK || force < 0) && kg_ew_plan_tchunk(&L, kg_dtype_size(dt), &tc, &smem)) {
             void *args[] = {&p, &tc};
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TCHUNK;
-            st = kg_launch(ctx, kv + 2, (dim3){(tc.tiles + tc.tpb - 1) / tc.tpb, 1, 1}, threads, args, smem);
+            st = kg_launch(ctx, tperm_k + kc[KG_EW_TPK_TCHUNK], (dim3){(tc.tiles + tc.tpb - 1) / tc.tpb, 1, 1}, threads,
+                           args, smem);
             return st == KG_OK ? kg_ok(ctx) : st;
         }
     }
@@ -1598,7 +1599,8 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
             (tperms_mode == 1 || force == KG_EW_TPERMS ||
              (tperms_mode == 2 && force < 0 && tperm_mode == 0 && kg_ew_tperms_by_default(&tp, p.out)))) {
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPERMS;
-            st = kg_launch(ctx, tperm_k + 5, (dim3){tp.tiles, 1, 1}, threads, args, 0);
+            st = kg_launch(ctx, tperm_k + kg_ew_copy_tpk[dt][KG_EW_TPK_TPERMS], (dim3){tp.tiles, 1, 1}, threads, args,
+                           0);
             break;
         }
         /* 2-byte copies by words: <op>_tperms (elementwise_tpw.cuh, or
@@ -1615,7 +1617,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
              (tpx_a_mode && tpermw_form && tperma_mode == 2 && kg_ew_tpx_a(&tp, &tw, ctx->sm_count)))) {
             void *wargs[] = {&p, &tw};
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPERMS;
-            st = kg_launch(ctx, tperm_k + 7, (dim3){tw.tiles, 1, 1}, threads, wargs,
+            st = kg_launch(ctx, tperm_k + kg_ew_copy_tpk[dt][KG_EW_TPK_TPERMS], (dim3){tw.tiles, 1, 1}, threads, wargs,
                            tpermw_form ? tpx_pad(tpermw_bps) : 0);
             break;
         }
@@ -1628,7 +1630,8 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
              (force < 0 && tperm_mode == 0 &&
               (tpermc_mode == 2 || (tpermc_mode == 1 && kg_ew_tpermc_rows_off(&tp, p.out)))))) {
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPERMC;
-            st = kg_launch(ctx, tperm_k + 9, (dim3){tp.tiles, 1, 1}, threads, args, 0);
+            st = kg_launch(ctx, tperm_k + kg_ew_copy_tpk[dt][KG_EW_TPK_TPERMC], (dim3){tp.tiles, 1, 1}, threads, args,
+                           0);
             break;
         }
         /* <op>_tperma: after tchunk (tperm, tperm2, rowsv, tplanev, tslab,
@@ -1643,11 +1646,12 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
                 grid = ((int64_t)tp.tiles + ((int64_t)tp.tiles + grid - 1) / grid - 1) /
                        (((int64_t)tp.tiles + grid - 1) / grid);
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TPERMA;
-            st = kg_launch(ctx, tperm_k + 6, (dim3){(unsigned)grid, 1, 1}, threads, args, 0);
+            st = kg_launch(ctx, tperm_k + kg_ew_copy_tpk[dt][KG_EW_TPK_TPERMA], (dim3){(unsigned)grid, 1, 1}, threads,
+                           args, 0);
             break;
         }
-        st = kg_launch(ctx, tperm_k + pair, (dim3){pair ? tp.tiles / 2 + tp.tiles % 2 : tp.tiles, 1, 1}, threads,
-                       args, 0);
+        st = kg_launch(ctx, tperm_k + (pair ? KG_EW_TPERM2_AT : 0),
+                       (dim3){pair ? tp.tiles / 2 + tp.tiles % 2 : tp.tiles, 1, 1}, threads, args, 0);
         break;
     }
     case KG_EW_PERM:

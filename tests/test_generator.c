@@ -234,3 +234,53 @@ Test(generator, every_combination_is_in_the_table_and_manifest)
     cr_assert_eq(listed, expected, "manifest lists %d element-wise kernels, table has %d", listed, expected);
     free(manifest);
 }
+
+/* runtime/elementwise.c launches a copy's kernels in its tperm module as
+   tperm's index + kg_ew_copy_tpk[dtype][KG_EW_TPK_<name>] (generated from
+   gen/elementwise.lua's order): each such kernel is named
+   kg_copy_<dtype>_<name>, a kernel the copy lacks (-1) exists nowhere, the
+   ones it has are contiguous after tperm in the enum's order, and every
+   dtype has the kernels the runtime's rules can launch for it (rowsv to
+   tchunk: not bool; tperma, tpermc: 2-byte; tperms, tplanem: 2- and
+   4-byte); an op's tperm2 is its tperm + KG_EW_TPERM2_AT. */
+Test(generator, copy_tperm_kernels_match_their_names)
+{
+    static const char *const names[] = {
+        [KG_EW_TPK_TPERM] = "tperm",     [KG_EW_TPK_TPERM2] = "tperm2", [KG_EW_TPK_ROWSV] = "rowsv",
+        [KG_EW_TPK_TPLANEV] = "tplanev", [KG_EW_TPK_TSLAB] = "tslab",   [KG_EW_TPK_TCHUNK] = "tchunk",
+        [KG_EW_TPK_TPERMA] = "tperma",   [KG_EW_TPK_TPERMS] = "tperms", [KG_EW_TPK_TPLANEM] = "tplanem",
+        [KG_EW_TPK_TPERMC] = "tpermc",
+    };
+    _Static_assert(sizeof names / sizeof *names == KG_EW_TPK_COUNT, "a name for every kg_ew_tpk");
+    int checked = 0;
+    for (int d = 0; d < KG_DTYPE_COUNT; d++) {
+        const int kt = kg_ew_tperm_table[KG_OP_COPY][d][d] - 1;
+        cr_assert(kt >= 0, "copy %s has a tperm kernel", kg_dtype_name((kg_dtype)d));
+        const size_t es = kg_dtype_size((kg_dtype)d);
+        int next = 0; /* the offset the next kernel the copy has must take */
+        for (int v = 0; v < KG_EW_TPK_COUNT; v++) {
+            char tn[96];
+            snprintf(tn, sizeof tn, "kg_copy_%s_%s", kg_dtype_name((kg_dtype)d), names[v]);
+            const int off = kg_ew_copy_tpk[d][v];
+            const int need = v == KG_EW_TPK_TPERM || (v == KG_EW_TPK_TPERM2 && es <= 2) ||
+                             (v >= KG_EW_TPK_ROWSV && v <= KG_EW_TPK_TCHUNK && d != KG_BOOL) ||
+                             ((v == KG_EW_TPK_TPERMA || v == KG_EW_TPK_TPERMC) && es == 2) ||
+                             ((v == KG_EW_TPK_TPERMS || v == KG_EW_TPK_TPLANEM) && (es == 2 || es == 4));
+            cr_assert(off < 0 || need, "%s: the table has it, the runtime's rules never launch it", tn);
+            if (off < 0) {
+                cr_assert(!need, "%s missing (offset -1)", tn);
+                for (int k = 0; k < KG_KERNEL_COUNT; k++)
+                    cr_assert_str_neq(kg_kernels[k].name, tn, "%s exists at %d, its offset is -1", tn, k);
+                continue;
+            }
+            cr_assert_eq(off, next, "%s at tperm + %d, not right after the kernel before (+ %d)", tn, off, next);
+            cr_assert(kt + off < KG_KERNEL_COUNT);
+            cr_assert_str_eq(kg_kernels[kt + off].name, tn);
+            if (v == KG_EW_TPK_TPERM2)
+                cr_assert_eq(off, KG_EW_TPERM2_AT);
+            next = off + 1;
+            checked++;
+        }
+    }
+    cr_assert_eq(checked, 52, "%d kernels checked (f32 / i32 7, f64 / i64 5, f16 / bf16 10, u8 6, bool 2)", checked);
+}
