@@ -593,11 +593,12 @@ void kg_test_attn_lclaim(int on) { __atomic_store_n(&lclaim_force, on, __ATOMIC_
 int kg_test_last_attn_lclaim(void) { return __atomic_load_n(&lclaim_last, __ATOMIC_RELAXED); }
 
 /* Since session 30 the plain persistent kernel's causal launches hand
-   their tiles out heaviest first across batches (p.splits = the B x Hq
-   (batch, head) pairs ordered together, in sections of equal sizes within
-   the same 16 MB L2 budget of K + V; attention_sm90.cuh coords()) rather
-   than batch by batch, and a block takes its next tile once the current
-   one's loads are issued (p.chunk = 1) rather than as it starts it. The
+   their tiles out heaviest first across batches (KG_ATTN_XORDER_PAIRS =
+   the B x Hq (batch, head) pairs ordered together, in sections of equal
+   sizes within the same 16 MB L2 budget of K + V; attention_sm90.cuh
+   coords()) rather than batch by batch, and a block takes its next tile
+   once the current one's loads are issued (KG_ATTN_LATE_CLAIM = 1) rather
+   than as it starts it. The
    order before left the last batch's heaviest tiles to the end (B 4 H 16
    S 1k D 64: its 8-key-tile tiles, 288-303 of 384), and the claim at the
    start gave each tile to the block that had started its last tile first,
@@ -611,14 +612,14 @@ int kg_test_last_attn_lclaim(void) { return __atomic_load_n(&lclaim_last, __ATOM
    Hq 32 Hkv 4 S 6000 D 128, f2: 1010.4 -> 1068.8; bf16 B 4 S 4k D 128,
    pp: 477.9 -> 528.1), so those, and every launch that is not causal
    (the late claim x1.001-1.005 there), keep the order and claim before. */
-KG_API void kg_attn_persist_sched(int variant, int causal, int64_t pairs, int xorder, int lclaim, int32_t *splits,
-                                  int32_t *chunk)
+KG_API void kg_attn_persist_sched(int variant, int causal, int64_t pairs, int xorder, int lclaim, int32_t *xorder_pairs,
+                                  int32_t *late_claim)
 {
     /* (ts, the D 128 causal default since session 32: the plain kernel's
        causal launches with bulk tensor stores, so its schedule) */
     const int rule = (variant == KG_ATTN_V_HOPPER_PERSIST || variant == KG_ATTN_V_HOPPER_PERSIST_TS) && causal;
-    *splits = causal && (xorder > 0 || (xorder == 0 && rule)) ? (int32_t)pairs : 0;
-    *chunk = lclaim > 0 || (lclaim == 0 && rule) ? 1 : 0;
+    *xorder_pairs = causal && (xorder > 0 || (xorder == 0 && rule)) ? (int32_t)pairs : 0;
+    *late_claim = lclaim > 0 || (lclaim == 0 && rule) ? 1 : 0;
 }
 
 /* cuTensorMapEncodeTiled, from the driver (looked up once; NULL where the
@@ -1088,10 +1089,11 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
         /* the order across batches and the late claim (kg_attn_persist_sched;
            units < 2^31, so B x Hq fits) */
         kg_attn_persist_sched(variant, p.causal, B * Hq, __atomic_load_n(&xorder_force, __ATOMIC_RELAXED),
-                              __atomic_load_n(&lclaim_force, __ATOMIC_RELAXED), &p.splits, &p.chunk);
+                              __atomic_load_n(&lclaim_force, __ATOMIC_RELAXED), &KG_ATTN_XORDER_PAIRS(p),
+                              &KG_ATTN_LATE_CLAIM(p));
         /* The blocks take their tiles from a queue (two counters of the
            stream's scratch), each the next one (causal: the next heaviest)
-           as it starts one (p.chunk 1: once the one before has its loads
+           as it starts one (KG_ATTN_LATE_CLAIM 1: once the one before has its loads
            issued), rather than every gridDim.x-th: they end level whatever
            the tiles' costs. H200, session 12 r1a, us, same
            process, queue / in turn: bf16 D 64 S 1k causal 245.1 / 246.5
@@ -1134,8 +1136,8 @@ kg_status kg_attention(kg_context *ctx, const kg_tensor *out, const kg_tensor *l
         ctx->test_last[KGI_TEST_ATTN_ORDER] = order;
         __atomic_store_n(&tma_last, tm.on, __ATOMIC_RELAXED);
         __atomic_store_n(&queue_last, p.queue != NULL, __ATOMIC_RELAXED);
-        __atomic_store_n(&xorder_last, persist && p.splits > 0, __ATOMIC_RELAXED);
-        __atomic_store_n(&lclaim_last, persist && p.chunk > 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&xorder_last, persist && KG_ATTN_XORDER_PAIRS(p) > 0, __ATOMIC_RELAXED);
+        __atomic_store_n(&lclaim_last, persist && KG_ATTN_LATE_CLAIM(p) > 0, __ATOMIC_RELAXED);
         __atomic_store_n(&tmo_last, tmo_on, __ATOMIC_RELAXED);
     }
     return st == KG_OK ? kg_ok(ctx) : st;

@@ -260,11 +260,12 @@ KG_API void kg_test_attn_queue(int on);
 KG_API int kg_test_last_attn_queue(void);
 
 /* The persistent Hopper prefill kernels' schedule of a launch of variant
-   (kg_attn_variant) over `pairs` (batch, head) pairs (B x Hq): *splits the
-   pairs whose tiles are ordered together heaviest first (sections that may
-   span batches; 0: batch by batch, the order before session 30), only
-   where causal;
-   *chunk 1 where a block takes its next work tile once the current one's
+   (kg_attn_variant) over `pairs` (batch, head) pairs (B x Hq) (the
+   kernel argument's xorder_pairs and late_claim, attention_params.h):
+   *xorder_pairs the pairs whose tiles are ordered together heaviest first
+   (sections that may span batches; 0: batch by batch, the order before
+   session 30), only where causal;
+   *late_claim 1 where a block takes its next work tile once the current one's
    loads are issued (0: as it starts the current one). Since session 30
    (round s30r2, NVIDIA H100) both on causal launches of the plain
    persistent variant (KG_ATTN_V_HOPPER_PERSIST; and of its twin with bulk
@@ -273,8 +274,8 @@ KG_API int kg_test_last_attn_queue(void);
    off on every other
    launch (pp, base, f2; not causal). xorder and lclaim (the hooks below):
    -1 off, 0 that rule, 1 on. */
-KG_API void kg_attn_persist_sched(int variant, int causal, int64_t pairs, int xorder, int lclaim, int32_t *splits,
-                                  int32_t *chunk);
+KG_API void kg_attn_persist_sched(int variant, int causal, int64_t pairs, int xorder, int lclaim, int32_t *xorder_pairs,
+                                  int32_t *late_claim);
 
 /* The persistent Hopper prefill kernels' tile order across batches
    (causal launches) and their late claim, process-wide: -1 never (the

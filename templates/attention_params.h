@@ -45,7 +45,7 @@ typedef struct kg_attn_params {
        calls) merges them. */
     float *part;
     int *counters;
-    int32_t splits, chunk;
+    int32_t splits, chunk; /* (the persistent Hopper prefill: below) */
     int32_t rows_tile;
     /* (in the 4 bytes before trace: no other field moves) the TMA
        pipeline's stages (0: the kernel's own) and KG_DEC_* flags */
@@ -62,5 +62,19 @@ typedef struct kg_attn_params {
     int *queue;
     int32_t units, hkv;
 } kg_attn_params;
+
+/* The persistent Hopper prefill kernels have no key split: the words of
+   `splits` and `chunk` carry their schedule (kg_attn_persist_sched), read
+   and written (the runtime, attention_sm90.cuh) only by these names.
+   KG_ATTN_XORDER_PAIRS: causal launches' tiles heaviest first across
+   batches, in sections of these (batch, head) pairs (B x Hq); 0 batch by
+   batch. KG_ATTN_LATE_CLAIM > 0: a block takes its next work tile once the
+   one before has its loads issued; 0 as it starts that one. (Not fields of
+   their own: those would move the fields after them. Nor anonymous unions
+   with splits and chunk: that moves no field, but nvcc then loads the two
+   words otherwise and the short-query kernels' machine code changed,
+   session 32.) */
+#define KG_ATTN_XORDER_PAIRS(p) ((p).splits)
+#define KG_ATTN_LATE_CLAIM(p) ((p).chunk)
 
 #endif

@@ -310,8 +310,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
        block. PERSIST: gridDim.x blocks take tiles (above) of p.units =
        B x Hq x nmb tiles (p.hkv = Hq; attention.c), batch
        major, each batch's tiles in the order grid mode launches them;
-       causal with p.splits > 0 (the runtime's kg_attn_persist_sched) in
-       sections across batches, below. */
+       causal with KG_ATTN_XORDER_PAIRS(p) > 0 (attention_params.h; the
+       runtime's kg_attn_persist_sched) in sections across batches, below. */
     /* Both causal orders below take their sections of n heads ((batch, head)
        pairs) at most G at a time, G the heads whose K and V (about 16 MB)
        stay in L2: G = max(1, min(n, 16 MB / (S_k x D x 4 bytes))) */
@@ -321,17 +321,18 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
     };
     auto coords = [&](int tile, int &mb, int &h, int &b) {
         int x = tile, H;
-        if (PERSIST && causal && p.splits > 0) {
+        if (PERSIST && causal && KG_ATTN_XORDER_PAIRS(p) > 0) {
             /* (since session 30 the plain persistent kernel's causal
-               launches; p.splits 0 in the others': kg_attn_persist_sched)
-               the same heaviest-first sections, of the p.splits = B x H
-               (batch, head) pairs of the launch, so that a section may span
+               launches; 0 in the others': kg_attn_persist_sched) the
+               same heaviest-first sections, of the
+               KG_ATTN_XORDER_PAIRS(p) = B x H (batch, head) pairs of the
+               launch, so that a section may span
                batches, the heaviest tiles of every batch first: ceil(P / G)
                sections of G pairs at most (the same L2 budget) and of equal
                sizes within one pair (r of q + 1 pairs, then q: no short
                section left for the end); pair y is head y % H of batch
                y / H */
-            const int P = p.splits;
+            const int P = KG_ATTN_XORDER_PAIRS(p);
             const int G = l2_group(P);
             const int ns = (P + G - 1) / G, q = P / ns, r = P - q * ns, big = r * (q + 1) * nmb;
             const int gs = tile < big ? q + 1 : q, t2 = tile < big ? tile : tile - big;
@@ -467,7 +468,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                 if (tc >= 2)
                     mbar_wait(empty_qs(qs), ((tc >> 1) - 1) & 1);
                 if (pt == 0) {
-                    /* (p.chunk > 0, the late claim: since session 30 the
+                    /* (KG_ATTN_LATE_CLAIM(p) > 0: since session 30 the
                        plain persistent kernel's causal launches,
                        kg_attn_persist_sched) this tile taken only now,
                        once the tile before has its loads issued, i.e. with
@@ -475,7 +476,7 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                        rather than as that one started: a block holds no
                        second tile while its first runs, so the queue's last
                        tiles go to the blocks that are free first */
-                    if (p.chunk > 0 && tc > 0)
+                    if (KG_ATTN_LATE_CLAIM(p) > 0 && tc > 0)
                         next = p.queue ? (int)gridDim.x + atomicAdd(p.queue, 1) : next + (int)gridDim.x;
                     sched[SW * qs] = next;
                     if (PC && next < p.units) {
@@ -500,9 +501,9 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
                     break;
                 }
                 /* the next one, taken now (the atomic's latency hides
-                   behind this tile's loads); p.chunk > 0 (the late claim,
-                   kg_attn_persist_sched): above instead */
-                if (pt == 0 && p.chunk <= 0)
+                   behind this tile's loads); KG_ATTN_LATE_CLAIM(p) > 0 (the
+                   late claim, kg_attn_persist_sched): above instead */
+                if (pt == 0 && KG_ATTN_LATE_CLAIM(p) <= 0)
                     next = p.queue ? (int)gridDim.x + atomicAdd(p.queue, 1) : tile + (int)gridDim.x;
                 if (!PC)
                     coords(tile, mb, h, b);
