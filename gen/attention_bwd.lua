@@ -368,7 +368,7 @@ M.wg_kvq = {
   -- 80GB HBM3, 2026-12-05), x = main's time / this one's: bf16 H16 B32 S1024
   -- x 1.321, causal x 1.315, B8 S4096 x 1.335, 5 other rows x 1.327-1.390;
   -- the named B8 S4096 causal row was cut by the step's timeout (timed in
-  -- session 32: x D256-CAUSAL-S4K). Dropped
+  -- session 32: x 1.374 on an NVIDIA H200). Dropped
   -- (session 32): the fused forms (h0: dQ partials through global memory;
   -- h2: S^T / dP^T once, one warpgroup each), x 0.993 and x 0.975 on bf16
   -- B8 H16 S4096 D256.
