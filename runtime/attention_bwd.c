@@ -23,7 +23,9 @@
  * the separate dq pass (KG_ATTNB_TUNE=sep; f16 / bf16 D 256's default):
  *   kv     dk and dv, grid (key blocks, Hkv, B) (on compute capability 9.0
  *          at f16 / bf16 D 256 the Hopper dK / dV kernel, table path 4);
- *   q      dq, grid (query blocks, Hq, B), recomputing the scores.
+ *   q      dq, grid (query blocks, Hq, B), recomputing the scores
+ *          (KG_ATTNB_TUNE=hq, a candidate: on compute capability 9.0 at f16 /
+ *          bf16 D 256 the Hopper dQ kernel, attnb_q_wg).
  * No atomics; the lane count is a function of the shape: the same call
  * gives the same bits.
  */
@@ -559,7 +561,9 @@ static int smem_limit(const kg_context *ctx)
    KG_ATTNB_TUNE names one), else the portable one (the entry's kvq_default);
    NULL for the separate dq kernel. KG_ATTNB_TUNE, a tuning hook for benchmarks and
    tests, overrides it: "h<i>" Hopper tuning i (where it runs), "<i>"
-   portable tuning i, "sep" the separate dq kernel, and a trailing 'r' or 'f'
+   portable tuning i, "sep" the separate dq kernel, "hq" the default kernels
+   with the Hopper dQ kernel of the separate pass where generated (f16 / bf16
+   D 256: a candidate; the caller picks it), and a trailing 'r' or 'f'
    sets *mrev (the Hopper kernel's query tiles walked from the last one
    down, or up; the portable kernels always walk up); values that do not
    apply give the default. */
@@ -620,6 +624,11 @@ static kg_status pick_kvq(kg_context *ctx, const attnb_hooks *hk, const kg_attnb
 static int last_kv_kernel = -1;
 
 int kgi_attnb_last_kv_kernel(void) { return __atomic_load_n(&last_kv_kernel, __ATOMIC_RELAXED); }
+
+/* kgi_attnb_last_q_kernel's value (likewise) */
+static int last_q_kernel = -1;
+
+int kgi_attnb_last_q_kernel(void) { return __atomic_load_n(&last_q_kernel, __ATOMIC_RELAXED); }
 
 static kg_status launch(kg_context *ctx, const kg_attnb_launch *e, dim3 grid, kg_attnb_params *p)
 {
@@ -765,6 +774,7 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
             return st;
     }
     p.mrev = mrev;
+    __atomic_store_n(&last_q_kernel, -1, __ATOMIC_RELAXED);
     if (kvq) {
         /* fused: kvq writes dk, dv and the dQ partials, dqsum adds them up */
         p.kv_bn = kvq->rows, p.kv_bm = kvq->tile;
@@ -816,6 +826,12 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
     }
     if (p.nrows > 0) {
         const kg_attnb_launch *ql = &e->q[kind];
+        /* KG_ATTNB_TUNE=hq (a candidate, forced only): the Hopper dQ kernel
+           (attnb_q_wg) where generated, on compute capability 9.0 */
+        const char *env = hook(&hk, HOOK_TUNE);
+        if (env && strcmp(env, "hq") == 0 && e->q90[kind].threads > 0 && ctx->cc_major == 9 && ctx->cc_minor == 0)
+            ql = &e->q90[kind];
+        __atomic_store_n(&last_q_kernel, ql->kernel, __ATOMIC_RELAXED);
         st = launch(ctx, ql, (dim3){(unsigned)((Sq + ql->rows - 1) / ql->rows), (unsigned)Hq, (unsigned)B}, &p);
         if (st != KG_OK)
             return st;
