@@ -378,11 +378,14 @@ M.max_tunes90 = 1
 -- Hopper dQ kernels of the separate dq pass (templates/attention_bwd_sm90q.cuh,
 -- attnb_q_wg: 2 warpgroups on 128 query rows, each keeping dQ of its 64 rows
 -- x D in registers, K / V tiles of 32 keys through 3 stages, S / dP / dQ on
--- wgmma), module attnb90q_<dtype>, run only where KG_ATTNB_TUNE=hq names it
--- (session 32's candidate against attnb_q_tc, the D 256 default's dq kernel:
--- the q pass's 3 products at mma.sync rates are an estimated 57% of D 256's
--- time, /work/status/bwd32.md)
-M.wg_q = { [256] = { bm = 128, bn = 32, stages = 3 } }
+-- wgmma), module attnb90q_<dtype>, tuning i run only where KG_ATTNB_TUNE=hq<i>
+-- names it ("hq": 0) (session 32's candidates against attnb_q_tc, the D 256
+-- default's dq kernel: the q pass's 3 products at mma.sync rates are an
+-- estimated 57% of D 256's time, /work/status/bwd32.md). pf: the K / V tile
+-- loaded ahead (1: the next, the step's dQ left running past the next
+-- barrier; 2: the one after, dQ waited for before it).
+M.wg_q = { [256] = { { bm = 128, bn = 32, stages = 3, pf = 1 }, { bm = 128, bn = 32, stages = 3, pf = 2 } } }
+M.max_q90 = 2
 -- The head dim as the tiles hold it (attnb_kvq_wg's DP): whole panels of 64
 -- elements, or of 32 in the 64-byte swizzle (sw = 64); no padding (the
 -- padded D 32 / 96 tilings lost in session 31's round s31r1).
@@ -434,9 +437,9 @@ local function wgq_plan(dt, d, kind, tu)
   assert(tu.bm == 128 and tu.bn == 32 and tu.stages == 3, "attnb_q_wg: 128 query rows, 32-key tiles, 3 stages")
   local smem = 1024 + 2 * tu.bm * d * 2 + tu.stages * 2 * tu.bn * d * 2
   return { threads = 256, minb = 1, rows = tu.bm, smem = smem,
-           call = string.format("attnb_q_wg<%s, %d, %s>", dt.storage, d, kind_enum[kind]),
-           shape = string.format("%d queries x %d-key tiles, %d stages, 2 warpgroups, wgmma", tu.bm, tu.bn,
-                                 tu.stages) }
+           call = string.format("attnb_q_wg<%s, %d, %s, %d>", dt.storage, d, kind_enum[kind], tu.pf),
+           shape = string.format("%d queries x %d-key tiles, %d stages, loads %d tile%s ahead, 2 warpgroups, wgmma",
+                                 tu.bm, tu.bn, tu.stages, tu.pf, tu.pf > 1 and "s" or "") }
 end
 
 -- kg_wgmma_bwd.cuh: wgmma.mma_async m64nNk16 wrappers (f32 accumulators)
@@ -593,22 +596,28 @@ function M.generate(G)
       end
       local q90 = {}
       if module90q and M.wg_q[d] then
-        for _, kind in ipairs(M.kinds) do
-          local pl = wgq_plan(dt, d, kind, M.wg_q[d])
-          q90[#q90 + 1] = add_to(module90q, kernels90q, string.format("kg_attnb90_%s_d%d_%s_q", name, d, kind), pl,
-                                 string.format("attention backward %s D=%d %s: dQ (%s)", name, d, kind, pl.shape))
+        assert(#M.wg_q[d] <= M.max_q90, "too many Hopper dQ tunings")
+        for ti, tu in ipairs(M.wg_q[d]) do
+          local per = {}
+          for _, kind in ipairs(M.kinds) do
+            local pl = wgq_plan(dt, d, kind, tu)
+            per[#per + 1] = add_to(module90q, kernels90q,
+                                   string.format("kg_attnb90_%s_d%d_%s_q%d", name, d, kind, ti - 1), pl,
+                                   string.format("attention backward %s D=%d %s: dQ (%s)", name, d, kind, pl.shape))
+          end
+          q90[#q90 + 1] = "{" .. table.concat(per, ", ") .. "}"
         end
       end
       local def = name == "f32" and M.f32_default[d] or 0
       assert(def < math.max(#tunes, 1), "default kvq tuning out of range")
-      rows[#rows + 1] = string.format("    [%s][%d] = {%s, {%s}, {%s}, {%s}, %s, %s, %d, %d, {%s}, %d, {%s}, %d, {%s}},\n",
+      rows[#rows + 1] = string.format("    [%s][%d] = {%s, {%s}, {%s}, {%s}, %s, %s, %d, %d, {%s}, %d, {%s}, %d, {%s}, %d},\n",
                                       dt.enum, di - 1, pre, table.concat(kv, ", "), table.concat(q, ", "),
                                       #kvq > 0 and table.concat(kvq, ", ") or "{{0, 0, 0, 0, 0}}", dqsum, dkvsum, #tunes,
                                       def,
                                       #kvq90 > 0 and table.concat(kvq90, ", ") or "{{0, 0, 0, 0, 0}}", #tunes90,
                                       #kvq90s > 0 and table.concat(kvq90s, ", ") or "{{0, 0, 0, 0, 0}}",
                                       (#kvq90 > 0 and M.wg_default[d]) and 1 or 0,
-                                      #q90 > 0 and table.concat(q90, ", ") or "{0, 0, 0, 0, 0}")
+                                      #q90 > 0 and table.concat(q90, ", ") or "{{0, 0, 0, 0, 0}}", #q90)
     end
     G:write("attnb_" .. name .. ".cu", G:render("attention_bwd.cu", {
       header = G.header("templates/attention_bwd.cu and gen/attention_bwd.lua"),
@@ -682,6 +691,7 @@ typedef struct kg_attnb_launch {
 
 #define KG_ATTNB_MAX_TUNES %d
 #define KG_ATTNB_MAX_TUNES90 %d
+#define KG_ATTNB_MAX_Q90 %d
 
 typedef struct kg_attnb_entry {
     kg_attnb_launch pre;
@@ -700,16 +710,17 @@ typedef struct kg_attnb_entry {
     kg_attnb_launch kvq90s[KG_ATTNB_MAX_TUNES90][KG_ATTN_KIND_COUNT];
     int32_t def90; /* 1: Hopper tuning 0 is the default on compute capability 9.0; 0: the Hopper tunings run
                       only where KG_ATTNB_TUNE=h<i> names one */
-    /* the Hopper dQ kernel of the separate dq pass (sm_90a module attnb90q_<dtype>; threads 0: none), run only
-       where KG_ATTNB_TUNE=hq names it */
-    kg_attnb_launch q90[KG_ATTN_KIND_COUNT];
+    /* the Hopper dQ kernels of the separate dq pass (sm_90a module attnb90q_<dtype>), tuning i run only where
+       KG_ATTNB_TUNE=hq<i> names it ("hq": 0) */
+    kg_attnb_launch q90[KG_ATTNB_MAX_Q90][KG_ATTN_KIND_COUNT];
+    int32_t nq90; /* 0: none for this head dim */
 } kg_attnb_entry;
 
 /* [q dtype][head dim slot]; pre.threads == 0 where not generated. */
 extern const kg_attnb_entry kg_attnb_table[KG_DTYPE_COUNT][KG_ATTNB_DIM_COUNT];
 
 #endif
-]], #M.dims, table.concat(dims, ", "), M.max_tunes, M.max_tunes90))
+]], #M.dims, table.concat(dims, ", "), M.max_tunes, M.max_tunes90, M.max_q90))
   local ns, seen = {}, {}
   for d, tunes in pairs(M.wg_kvq) do
     for _, tu in ipairs(tunes) do
@@ -725,9 +736,11 @@ extern const kg_attnb_entry kg_attnb_table[KG_DTYPE_COUNT][KG_ATTNB_DIM_COUNT];
     end
   end
   -- (attnb_q_wg: S / dP m64n<bn>, dQ m64n<D>)
-  for d, tu in pairs(M.wg_q) do
-    for _, n in ipairs({ tu.bn, d }) do
-      if not seen[n] then seen[n] = true; ns[#ns + 1] = n end
+  for d, tunes in pairs(M.wg_q) do
+    for _, tu in ipairs(tunes) do
+      for _, n in ipairs({ tu.bn, d }) do
+        if not seen[n] then seen[n] = true; ns[#ns + 1] = n end
+      end
     end
   end
   table.sort(ns)

@@ -597,9 +597,10 @@ Test(attention_bwd_validation, hopper_tile_layouts_against_a_model_of_the_operan
     }
 }
 
-/* Session 32's candidate, the Hopper dQ kernel of the separate dq pass
-   (attnb_q_wg, templates/attention_bwd_sm90q.cuh; KG_ATTNB_TUNE=hq): in the
-   table at f16 / bf16 D 256 only, every mask kind, 256 threads on 128 query
+/* Session 32's candidates, the Hopper dQ kernels of the separate dq pass
+   (attnb_q_wg, templates/attention_bwd_sm90q.cuh; KG_ATTNB_TUNE=hq<i>, 2
+   tunings): in the table at f16 / bf16 D 256 only, every mask kind and
+   tuning a kernel of its own, 256 threads on 128 query
    rows, the shared memory of its layout (1 KiB alignment slack, Q and dout
    128 x 256, 3 stages of K and V 32 x 256: 230400 bytes) within the 227 KiB
    a block of compute capability 9.0; its tiles (load_sw128_rows' stores,
@@ -626,11 +627,13 @@ Test(attention_bwd_validation, hopper_dq_kernel_table_and_tiles)
             const int D = kg_attnb_dims[s], want = (dt == KG_F16 || dt == KG_BF16) && D == 256;
             if (e->pre.threads == 0)
                 continue;
+            cr_assert_eq(e->nq90, want ? 2 : 0, "%s D%d: %d Hopper dQ tunings", kg_dtype_name((kg_dtype)dt), D, e->nq90);
+            for (int ti = 0; ti < KG_ATTNB_MAX_Q90; ti++)
             for (int k = 0; k < KG_ATTN_KIND_COUNT; k++) {
-                const kg_attnb_launch *l = &e->q90[k];
-                if (!want) {
-                    cr_assert_eq(l->threads, 0, "%s D%d kind %d: a Hopper dQ kernel", kg_dtype_name((kg_dtype)dt), D,
-                                 k);
+                const kg_attnb_launch *l = &e->q90[ti][k];
+                if (ti >= e->nq90) {
+                    cr_assert_eq(l->threads, 0, "%s D%d tuning %d kind %d: a Hopper dQ kernel",
+                                 kg_dtype_name((kg_dtype)dt), D, ti, k);
                     continue;
                 }
                 cr_assert(l->threads == 256 && l->rows == 128 && l->smem == 230400 && l->smem <= 232448,
@@ -638,8 +641,10 @@ Test(attention_bwd_validation, hopper_dq_kernel_table_and_tiles)
                           l->rows, l->smem);
                 cr_assert_eq(l->smem, 1024 + 2 * 128 * 256 * 2 + 3 * 2 * 32 * 256 * 2);
                 cr_assert_neq(l->kernel, e->q[k].kernel, "the portable q kernel in the Hopper slot");
-                for (int k2 = 0; k2 < k; k2++)
-                    cr_assert_neq(l->kernel, e->q90[k2].kernel, "kinds %d and %d share a kernel", k, k2);
+                for (int t2 = 0; t2 <= ti; t2++)
+                    for (int k2 = 0; k2 < (t2 < ti ? KG_ATTN_KIND_COUNT : k); k2++)
+                        cr_assert_neq(l->kernel, e->q90[t2][k2].kernel, "tuning %d kind %d and tuning %d kind %d share "
+                                      "a kernel", ti, k, t2, k2);
             }
         }
     const int D = 256, BM = 128, BN = 32, NT = 256, NS = 3, swb = 128;
@@ -1769,20 +1774,23 @@ static void assert_forced_kernel(const acase *c, int ti, int split)
               split == 1 ? spl : plain, spl);
 }
 
-/* Set while candidate_cases runs KG_ATTNB_TUNE=hq (session 32's Hopper dQ
-   kernel of the separate pass, with D 256's default dK / dV kernel, Hopper
-   tuning 0): each case also asserts that the q kernel launched was the
-   Hopper one of its kind (none where there are no query rows). */
-static int forced_q90;
+/* Set to i while candidate_cases runs KG_ATTNB_TUNE=hq<i> (session 32's
+   Hopper dQ kernels of the separate pass, with D 256's default dK / dV
+   kernel, Hopper tuning 0; -1 otherwise): each case also asserts that the q
+   kernel launched was Hopper dQ tuning i of its kind (none where there are
+   no query rows). */
+static int forced_q90 = -1;
 
 static void assert_forced_q(const acase *c)
 {
-    if (!forced_q90)
+    if (forced_q90 < 0)
         return;
     const kg_attnb_entry *e = &kg_attnb_table[c->dt][slot_of(c->D)];
-    const int want = (int64_t)c->B * c->Hq * c->Sq > 0 ? e->q90[case_kind(c)].kernel : -1,
+    cr_assert(forced_q90 < e->nq90, "%s D%d: no Hopper dQ tuning %d", kg_dtype_name(c->dt), c->D, forced_q90);
+    const int want = (int64_t)c->B * c->Hq * c->Sq > 0 ? e->q90[forced_q90][case_kind(c)].kernel : -1,
               got = kgi_attnb_last_q_kernel();
-    cr_assert(e->q90[case_kind(c)].threads > 0, "%s D%d: no Hopper dQ kernel", kg_dtype_name(c->dt), c->D);
+    cr_assert(e->q90[forced_q90][case_kind(c)].threads > 0, "%s D%d: no Hopper dQ kernel", kg_dtype_name(c->dt),
+              c->D);
     cr_assert_eq(got, want, "%s D%d B=%d Hq=%d Hkv=%d Sq=%d Sk=%d causal=%d mask=%d: the last dQ kernel was %d, not %d",
                  kg_dtype_name(c->dt), c->D, c->B, c->Hq, c->Hkv, c->Sq, c->Sk, c->causal, c->mask, got, want);
 }
@@ -1818,14 +1826,14 @@ static void bitwise_twice(const acase *c, int ti)
    and Sq > Sk, TESTING.md's short and odd (Sq, Sk) pairs, fully masked rows
    (by the mask, with causal), random masks of every rank, lanes of several
    key blocks (B Hkv = 66 kv heads), causal GQA of several query tiles, no
-   queries; then the same bits twice. "hq": D 256's Hopper tuning 0 with the
-   Hopper dQ kernel (forced_q90). */
+   queries; then the same bits twice. "hq<i>": D 256's Hopper tuning 0 with
+   Hopper dQ tuning i (forced_q90). */
 static void candidate_cases(const char *tune, kg_dtype dt, int D)
 {
     if (!hopper_device())
         cr_skip_test("not compute capability 9.0: KG_ATTNB_TUNE=%s runs the default", tune);
-    forced_q90 = strcmp(tune, "hq") == 0;
-    const int ti = forced_q90 ? 0 : tune[1] - '0';
+    forced_q90 = tune[1] == 'q' ? tune[2] - '0' : -1;
+    const int ti = forced_q90 >= 0 ? 0 : tune[1] - '0';
     set_hook("KG_ATTNB_TUNE", tune);
     const acase cases[] = {
         {dt, 1, 4, 2, 77, 130, D, 0, MASK_NONE, 0, 0, 0.f},
@@ -1867,7 +1875,7 @@ static void candidate_cases(const char *tune, kg_dtype dt, int D)
     const acase bits2 = {dt, 1, 4, 4, (int)kt_size(260, 96), (int)kt_size(390, 101), D, 0, MASK_NONE, 0, 0, 0.f};
     bitwise_twice(&bits2, ti);
     set_hook("KG_ATTNB_TUNE", NULL);
-    forced_q90 = 0;
+    forced_q90 = -1;
 }
 
 /* One lane (KG_ATTNB_LANES=1) and no query splits (KG_ATTNB_SPLIT=1x1): the
@@ -1967,10 +1975,13 @@ Test(attention_bwd, hopper_d32_splits_2x2) { candidate_splits("h0", KG_F16, 32, 
 Test(attention_bwd, hopper_d256_bf16) { candidate_cases("h0", KG_BF16, 256); }
 Test(attention_bwd, hopper_d256_f16) { candidate_cases("h0", KG_F16, 256); }
 Test(attention_bwd, hopper_d256_one_lane) { candidate_one_lane("h0", KG_F16, 256); }
-/* session 32's candidate: D 256's separate pass with the Hopper dQ kernel
-   (attnb_q_wg, KG_ATTNB_TUNE=hq) */
-Test(attention_bwd, hopper_d256_q_bf16) { candidate_cases("hq", KG_BF16, 256); }
-Test(attention_bwd, hopper_d256_q_f16) { candidate_cases("hq", KG_F16, 256); }
+/* session 32's candidates: D 256's separate pass with a Hopper dQ kernel
+   (attnb_q_wg, KG_ATTNB_TUNE=hq<i>: hq0 the next K / V tile loaded ahead,
+   hq1 the one after) */
+Test(attention_bwd, hopper_d256_hq0_bf16) { candidate_cases("hq0", KG_BF16, 256); }
+Test(attention_bwd, hopper_d256_hq0_f16) { candidate_cases("hq0", KG_F16, 256); }
+Test(attention_bwd, hopper_d256_hq1_bf16) { candidate_cases("hq1", KG_BF16, 256); }
+Test(attention_bwd, hopper_d256_hq1_f16) { candidate_cases("hq1", KG_F16, 256); }
 
 /* The same call twice gives the same bits (GQA sums, dq, every dtype). */
 Test(attention_bwd, bitwise_reproducible)
