@@ -1983,6 +1983,28 @@ Test(attention_bwd, hopper_d256_hq0_f16) { candidate_cases("hq0", KG_F16, 256); 
 Test(attention_bwd, hopper_d256_hq1_bf16) { candidate_cases("hq1", KG_BF16, 256); }
 Test(attention_bwd, hopper_d256_hq1_f16) { candidate_cases("hq1", KG_F16, 256); }
 
+/* Long key walks of the Hopper dQ kernels: 1000-1100 keys (32-35 tiles
+   through the 3-stage ring) and 8-9 query blocks, causal Sq < Sk (GQA 2:1)
+   and Sq > Sk in [B,S,H,D] views, against the float64 reference, each
+   asserting the forced dQ kernel ran. */
+static void hq_long_walks(const char *tune)
+{
+    if (!hopper_device())
+        cr_skip_test("not compute capability 9.0: KG_ATTNB_TUNE=%s runs the default", tune);
+    forced_q90 = tune[2] - '0';
+    set_hook("KG_ATTNB_TUNE", tune);
+    const acase cases[] = {
+        {KG_BF16, 1, 2, 1, (int)kt_size(1000, 200), (int)kt_size(1100, 230), 256, 1, MASK_NONE, 0, 0, 0.f},
+        {KG_F16, 1, 2, 2, (int)kt_size(1100, 230), (int)kt_size(1000, 200), 256, 0, MASK_NONE, 0, 1, 0.f},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        forced_case(&cases[i], 0);
+    set_hook("KG_ATTNB_TUNE", NULL);
+    forced_q90 = -1;
+}
+Test(attention_bwd, hopper_d256_hq0_long_walks) { hq_long_walks("hq0"); }
+Test(attention_bwd, hopper_d256_hq1_long_walks) { hq_long_walks("hq1"); }
+
 /* The same call twice gives the same bits (GQA sums, dq, every dtype). */
 Test(attention_bwd, bitwise_reproducible)
 {
