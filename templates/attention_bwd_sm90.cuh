@@ -142,6 +142,63 @@ __device__ __forceinline__ void wg_rows_x_tile(float (&acc)[BM / 2], uint32_t aA
     }
 }
 
+/* P^T in place of a warp's S^T (keys n0 + kr + g (+ 8) of the key block,
+   the BM queries of the tile at m0; wgmma's fragment order): masked (past
+   Sk, causal, or KIND's additive mask: bwd_masked), then exp2 of S scale
+   log2 e against the row's lse2 (sL, the tile's rows); attnb_kvq_wg's and
+   attnb_kvq_wgd's. check: the caller's test that the block may hold a
+   masked key (past Sk, or causal kj > m0 + Sk - Sq; else no key is
+   tested); worked out in here from the block's width, it changed the
+   kernels' PTX, so the callers keep it. Without an additive mask, key kj =
+   n0 + kr + g + 8 (x >> 1) of query qi = m0 + 8 n + 2 t + (x & 1) is masked
+   when 8 (x >> 1) >= kthr (past Sk) or, causal, when 8 (x >> 1) - 8 n -
+   (x & 1) > cthr (kj > qi + Sk - Sq): two registers and compile-time
+   left-hand sides. */
+template <int BM, int KIND>
+__device__ __forceinline__ void wg_pt(float (&s)[BM / 2], const kg_attnb_params &p, const float *mbase, const float *sL,
+                                      int m0, int n0, int kr, int g, int t, bool check, bool causal)
+{
+    const int kthr = p.sk - n0 - kr - g;
+    const int cthr = causal ? p.sk - p.sq + m0 + 2 * t - n0 - kr - g : INT_MAX;
+#pragma unroll
+    for (int n = 0; n < BM / 8; n++) {
+#pragma unroll
+        for (int x = 0; x < 4; x++) {
+            const int ql = n * 8 + 2 * t + (x & 1);
+            float xs;
+            if (KIND == KG_ATTN_MASK)
+                xs = bwd_masked<KIND>(p, mbase, s[4 * n + x], m0 + ql, n0 + kr + g + 8 * (x >> 1), check, causal);
+            else if (check)
+                xs = 8 * (x >> 1) >= kthr || 8 * (x >> 1) - 8 * n - (x & 1) > cthr ? -CUDART_INF_F
+                                                                                   : s[4 * n + x] * p.scale_log2;
+            else
+                xs = s[4 * n + x] * p.scale_log2;
+            s[4 * n + x] = ex2(xs - sL[ql]);
+        }
+    }
+}
+
+/* dS^T in place of n8 tile n of a warp's dP^T: P^T (dP^T - delta), delta
+   the row's (sDl, the tile's rows) */
+template <int BM>
+__device__ __forceinline__ void wg_dst_n(float (&dp)[BM / 2], const float (&s)[BM / 2], const float *sDl, int n, int t)
+{
+#pragma unroll
+    for (int x = 0; x < 4; x++) {
+        const int ql = n * 8 + 2 * t + (x & 1);
+        dp[4 * n + x] = s[4 * n + x] * (dp[4 * n + x] - sDl[ql]);
+    }
+}
+
+/* dS^T in place of all of a warp's dP^T (wg_dst_n of every n8 tile) */
+template <int BM>
+__device__ __forceinline__ void wg_dst(float (&dp)[BM / 2], const float (&s)[BM / 2], const float *sDl, int t)
+{
+#pragma unroll
+    for (int n = 0; n < BM / 8; n++)
+        wg_dst_n<BM>(dp, s, sDl, n, t);
+}
+
 template <typename T, int D, int NWG, int BM, int KIND, bool SPL = false, bool DQD = false, int SWB = 128>
 __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
 {
@@ -365,53 +422,19 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
 
             /* P^T */
             const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
-            /* without an additive mask, key kj = n0 + kr + g + 8 (x >> 1) of query
-               qi = m0 + 8 n + 2 t + (x & 1) is masked when 8 (x >> 1) >= kthr (past
-               Sk) or, causal, when 8 (x >> 1) - 8 n - (x & 1) > cthr (kj > qi + Sk - Sq):
-               two registers and compile-time left-hand sides */
-            const int kthr = p.sk - n0 - kr - g;
-            const int cthr = causal ? p.sk - p.sq + m0 + 2 * t - n0 - kr - g : INT_MAX;
-#pragma unroll
-            for (int n = 0; n < BM / 8; n++) {
-#pragma unroll
-                for (int x = 0; x < 4; x++) {
-                    const int ql = n * 8 + 2 * t + (x & 1);
-                    float xs;
-                    if (KIND == KG_ATTN_MASK)
-                        xs = bwd_masked<KIND>(p, mbase, s[4 * n + x], m0 + ql, n0 + kr + g + 8 * (x >> 1), check,
-                                              causal);
-                    else if (check)
-                        xs = 8 * (x >> 1) >= kthr || 8 * (x >> 1) - 8 * n - (x & 1) > cthr
-                                 ? -CUDART_INF_F
-                                 : s[4 * n + x] * p.scale_log2;
-                    else
-                        xs = s[4 * n + x] * p.scale_log2;
-                    s[4 * n + x] = ex2(xs - sL[ql]);
-                }
-            }
+            wg_pt<BM, KIND>(s, p, mbase, sL, m0, n0, kr, g, t, check, causal);
             wg_wait<0>();
             /* dS^T, also into shared memory for dQ */
             if (DQD) {
-#pragma unroll
-                for (int n = 0; n < BM / 8; n++)
-#pragma unroll
-                    for (int x = 0; x < 4; x++) {
-                        const int ql = n * 8 + 2 * t + (x & 1);
-                        dp[4 * n + x] = s[4 * n + x] * (dp[4 * n + x] - sDl[ql]);
-                    }
+                wg_dst<BM>(dp, s, sDl, t);
                 if (pend)
                     store_dq(ph, pm0);
                 __syncthreads(); /* every warpgroup's dQ is done with the previous dS^T */
             }
 #pragma unroll
             for (int n = 0; n < BM / 8; n++) {
-                if (!DQD) {
-#pragma unroll
-                    for (int x = 0; x < 4; x++) {
-                        const int ql = n * 8 + 2 * t + (x & 1);
-                        dp[4 * n + x] = s[4 * n + x] * (dp[4 * n + x] - sDl[ql]);
-                    }
-                }
+                if (!DQD)
+                    wg_dst_n<BM>(dp, s, sDl, n, t);
                 *(uint32_t *)(sSb + sw128_at<BN>(kr + g, n) + 4 * t) = mma<T>::pack(dp[4 * n], dp[4 * n + 1]);
                 *(uint32_t *)(sSb + sw128_at<BN>(kr + g + 8, n) + 4 * t) = mma<T>::pack(dp[4 * n + 2], dp[4 * n + 3]);
             }
