@@ -43,19 +43,22 @@
 #define KG_ATTENTION_BWD_SM90_CUH
 
 #include "attention_bwd.cuh"
-#include "attention_sm90.cuh" /* the Hopper helpers (read-only) */
+#include "attention_sm90.cuh" /* the Hopper helpers */
 #include "kg_wgmma_bwd.cuh"
 
 namespace kg_attnb
 {
 
-/* the forward's Hopper helpers (attention_sm90.cuh, read-only): wgmma fence,
-   commit and wait, the generic-to-async proxy fence, 128-byte-swizzle
-   descriptors and offsets, swizzled tile loads by cp.async */
+/* the forward's Hopper helpers (attention_sm90.cuh): wgmma fence, commit
+   and wait, the generic-to-async proxy fence, 128-byte-swizzle descriptors
+   and offsets, the 128- or 64-byte swizzle's offsets (swz_at) and swizzled
+   tile loads by cp.async (load_swz, load_sw128) */
 using kg_attn::fence_async_smem;
 using kg_attn::load_sw128;
+using kg_attn::load_swz;
 using kg_attn::sw128_at;
 using kg_attn::sw128_desc;
+using kg_attn::swz_at;
 using kg_attn::wg_commit;
 using kg_attn::wg_fence;
 using kg_attn::wg_wait;
@@ -81,20 +84,11 @@ __device__ __forceinline__ void store_wg(const float (&acc)[N / 2], T *base, int
 }
 
 /* The tiles of Q, dout, K and V: panels of SWB / 2 elements a row (SWB
-   bytes), each panel ROWS x SWB bytes, with the swizzle of that width:
-   SWB 128 (the forward's layout, sw128_at / sw128_desc: 16-byte chunk c of
-   row r at chunk c ^ (r % 8)), or SWB 64 (32-element panels, head dims
-   that are a multiple of 32 without padding: chunk c (of 4) of row r at
-   chunk c ^ ((r / 2) % 4), the hardware's 64-byte swizzle of address bits
-   4-5 by bits 7-8; 512-byte atoms of 8 rows). */
-template <int ROWS, int SWB> __device__ __forceinline__ uint32_t swz_at(int r, int cc)
-{
-    static_assert(SWB == 128 || SWB == 64, "128- or 64-byte swizzle");
-    if constexpr (SWB == 128)
-        return sw128_at<ROWS>(r, cc);
-    else
-        return (uint32_t)((cc >> 2) * ROWS * 64 + r * 64 + (((cc & 3) ^ ((r >> 1) & 3)) << 4));
-}
+   bytes), each panel ROWS x SWB bytes, with the swizzle of that width
+   (swz_at, attention_sm90.cuh): SWB 128 (the forward's layout, sw128_at /
+   sw128_desc), or SWB 64 (32-element panels, head dims that are a multiple
+   of 32 without padding); load_swz fills them (load_sw128 is its 128-byte
+   instance). */
 
 /* wgmma shared memory descriptor of the SWB-byte swizzle (sw128_desc's
    fields; layout type 1: 128 bytes, 2: 64 bytes) */
@@ -105,26 +99,6 @@ template <int SWB> __device__ __forceinline__ uint64_t swz_desc(uint32_t addr, u
     else
         return (uint64_t)((addr & 0x3FFFFu) >> 4) | (uint64_t)(lbo >> 4) << 16 | (uint64_t)(sbo >> 4) << 32 |
                (uint64_t)2 << 62;
-}
-
-/* load_sw128 for either swizzle: rows [row0, row0 + ROWS) of a [n, D]
-   16-bit matrix into the tile at dst, rows past n zero-filled */
-template <int ROWS, int D, int NT, int SWB>
-__device__ __forceinline__ void load_swz(uint32_t dst, const char *base, int64_t ld, int row0, int n, int tid)
-{
-    if constexpr (SWB == 128) {
-        load_sw128<ROWS, D, NT>(dst, base, ld, row0, n, tid);
-    } else {
-        constexpr int CPR = D / 8;
-        static_assert(ROWS * CPR % NT == 0, "tile loads must divide evenly among the threads");
-#pragma unroll 4
-        for (int it = 0; it < ROWS * CPR / NT; it++) {
-            const int i = tid + it * NT, r = i / CPR, cc = i % CPR;
-            const bool ok = row0 + r < n;
-            const char *src = ok ? base + (int64_t)(row0 + r) * ld * 2 + cc * 16 : base;
-            kgd_cp_async16(dst + swz_at<ROWS, SWB>(r, cc), src, ok);
-        }
-    }
 }
 
 /* acc = warpgroup wgi's 64 rows of the swizzled tile at aA (BN rows) times
