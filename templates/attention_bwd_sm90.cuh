@@ -43,19 +43,22 @@
 #define KG_ATTENTION_BWD_SM90_CUH
 
 #include "attention_bwd.cuh"
-#include "attention_sm90.cuh" /* the Hopper helpers (read-only) */
+#include "attention_sm90.cuh" /* the Hopper helpers */
 #include "kg_wgmma_bwd.cuh"
 
 namespace kg_attnb
 {
 
-/* the forward's Hopper helpers (attention_sm90.cuh, read-only): wgmma fence,
-   commit and wait, the generic-to-async proxy fence, 128-byte-swizzle
-   descriptors and offsets, swizzled tile loads by cp.async */
+/* the forward's Hopper helpers (attention_sm90.cuh): wgmma fence, commit
+   and wait, the generic-to-async proxy fence, 128-byte-swizzle descriptors
+   and offsets, the 128- or 64-byte swizzle's offsets (swz_at) and swizzled
+   tile loads by cp.async (load_swz, load_sw128) */
 using kg_attn::fence_async_smem;
 using kg_attn::load_sw128;
+using kg_attn::load_swz;
 using kg_attn::sw128_at;
 using kg_attn::sw128_desc;
+using kg_attn::swz_at;
 using kg_attn::wg_commit;
 using kg_attn::wg_fence;
 using kg_attn::wg_wait;
@@ -81,20 +84,11 @@ __device__ __forceinline__ void store_wg(const float (&acc)[N / 2], T *base, int
 }
 
 /* The tiles of Q, dout, K and V: panels of SWB / 2 elements a row (SWB
-   bytes), each panel ROWS x SWB bytes, with the swizzle of that width:
-   SWB 128 (the forward's layout, sw128_at / sw128_desc: 16-byte chunk c of
-   row r at chunk c ^ (r % 8)), or SWB 64 (32-element panels, head dims
-   that are a multiple of 32 without padding: chunk c (of 4) of row r at
-   chunk c ^ ((r / 2) % 4), the hardware's 64-byte swizzle of address bits
-   4-5 by bits 7-8; 512-byte atoms of 8 rows). */
-template <int ROWS, int SWB> __device__ __forceinline__ uint32_t swz_at(int r, int cc)
-{
-    static_assert(SWB == 128 || SWB == 64, "128- or 64-byte swizzle");
-    if constexpr (SWB == 128)
-        return sw128_at<ROWS>(r, cc);
-    else
-        return (uint32_t)((cc >> 2) * ROWS * 64 + r * 64 + (((cc & 3) ^ ((r >> 1) & 3)) << 4));
-}
+   bytes), each panel ROWS x SWB bytes, with the swizzle of that width
+   (swz_at, attention_sm90.cuh): SWB 128 (the forward's layout, sw128_at /
+   sw128_desc), or SWB 64 (32-element panels, head dims that are a multiple
+   of 32 without padding); load_swz fills them (load_sw128 is its 128-byte
+   instance). */
 
 /* wgmma shared memory descriptor of the SWB-byte swizzle (sw128_desc's
    fields; layout type 1: 128 bytes, 2: 64 bytes) */
@@ -105,26 +99,6 @@ template <int SWB> __device__ __forceinline__ uint64_t swz_desc(uint32_t addr, u
     else
         return (uint64_t)((addr & 0x3FFFFu) >> 4) | (uint64_t)(lbo >> 4) << 16 | (uint64_t)(sbo >> 4) << 32 |
                (uint64_t)2 << 62;
-}
-
-/* load_sw128 for either swizzle: rows [row0, row0 + ROWS) of a [n, D]
-   16-bit matrix into the tile at dst, rows past n zero-filled */
-template <int ROWS, int D, int NT, int SWB>
-__device__ __forceinline__ void load_swz(uint32_t dst, const char *base, int64_t ld, int row0, int n, int tid)
-{
-    if constexpr (SWB == 128) {
-        load_sw128<ROWS, D, NT>(dst, base, ld, row0, n, tid);
-    } else {
-        constexpr int CPR = D / 8;
-        static_assert(ROWS * CPR % NT == 0, "tile loads must divide evenly among the threads");
-#pragma unroll 4
-        for (int it = 0; it < ROWS * CPR / NT; it++) {
-            const int i = tid + it * NT, r = i / CPR, cc = i % CPR;
-            const bool ok = row0 + r < n;
-            const char *src = ok ? base + (int64_t)(row0 + r) * ld * 2 + cc * 16 : base;
-            kgd_cp_async16(dst + swz_at<ROWS, SWB>(r, cc), src, ok);
-        }
-    }
 }
 
 /* acc = warpgroup wgi's 64 rows of the swizzled tile at aA (BN rows) times
@@ -140,6 +114,63 @@ __device__ __forceinline__ void wg_rows_x_tile(float (&acc)[BM / 2], uint32_t aA
         const uint32_t qo = (kk / KP) * BM * SWB + (kk % KP) * 32;
         wgb<T, BM>::ss(acc, swz_desc<SWB>(aA + ko, 16, 8 * SWB), swz_desc<SWB>(aB + qo, 16, 8 * SWB), kk > 0);
     }
+}
+
+/* P^T in place of a warp's S^T (keys n0 + kr + g (+ 8) of the key block,
+   the BM queries of the tile at m0; wgmma's fragment order): masked (past
+   Sk, causal, or KIND's additive mask: bwd_masked), then exp2 of S scale
+   log2 e against the row's lse2 (sL, the tile's rows); attnb_kvq_wg's and
+   attnb_kvq_wgd's. check: the caller's test that the block may hold a
+   masked key (past Sk, or causal kj > m0 + Sk - Sq; else no key is
+   tested); worked out in here from the block's width, it changed the
+   kernels' PTX, so the callers keep it. Without an additive mask, key kj =
+   n0 + kr + g + 8 (x >> 1) of query qi = m0 + 8 n + 2 t + (x & 1) is masked
+   when 8 (x >> 1) >= kthr (past Sk) or, causal, when 8 (x >> 1) - 8 n -
+   (x & 1) > cthr (kj > qi + Sk - Sq): two registers and compile-time
+   left-hand sides. */
+template <int BM, int KIND>
+__device__ __forceinline__ void wg_pt(float (&s)[BM / 2], const kg_attnb_params &p, const float *mbase, const float *sL,
+                                      int m0, int n0, int kr, int g, int t, bool check, bool causal)
+{
+    const int kthr = p.sk - n0 - kr - g;
+    const int cthr = causal ? p.sk - p.sq + m0 + 2 * t - n0 - kr - g : INT_MAX;
+#pragma unroll
+    for (int n = 0; n < BM / 8; n++) {
+#pragma unroll
+        for (int x = 0; x < 4; x++) {
+            const int ql = n * 8 + 2 * t + (x & 1);
+            float xs;
+            if (KIND == KG_ATTN_MASK)
+                xs = bwd_masked<KIND>(p, mbase, s[4 * n + x], m0 + ql, n0 + kr + g + 8 * (x >> 1), check, causal);
+            else if (check)
+                xs = 8 * (x >> 1) >= kthr || 8 * (x >> 1) - 8 * n - (x & 1) > cthr ? -CUDART_INF_F
+                                                                                   : s[4 * n + x] * p.scale_log2;
+            else
+                xs = s[4 * n + x] * p.scale_log2;
+            s[4 * n + x] = ex2(xs - sL[ql]);
+        }
+    }
+}
+
+/* dS^T in place of n8 tile n of a warp's dP^T: P^T (dP^T - delta), delta
+   the row's (sDl, the tile's rows) */
+template <int BM>
+__device__ __forceinline__ void wg_dst_n(float (&dp)[BM / 2], const float (&s)[BM / 2], const float *sDl, int n, int t)
+{
+#pragma unroll
+    for (int x = 0; x < 4; x++) {
+        const int ql = n * 8 + 2 * t + (x & 1);
+        dp[4 * n + x] = s[4 * n + x] * (dp[4 * n + x] - sDl[ql]);
+    }
+}
+
+/* dS^T in place of all of a warp's dP^T (wg_dst_n of every n8 tile) */
+template <int BM>
+__device__ __forceinline__ void wg_dst(float (&dp)[BM / 2], const float (&s)[BM / 2], const float *sDl, int t)
+{
+#pragma unroll
+    for (int n = 0; n < BM / 8; n++)
+        wg_dst_n<BM>(dp, s, sDl, n, t);
 }
 
 template <typename T, int D, int NWG, int BM, int KIND, bool SPL = false, bool DQD = false, int SWB = 128>
@@ -365,53 +396,19 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
 
             /* P^T */
             const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
-            /* without an additive mask, key kj = n0 + kr + g + 8 (x >> 1) of query
-               qi = m0 + 8 n + 2 t + (x & 1) is masked when 8 (x >> 1) >= kthr (past
-               Sk) or, causal, when 8 (x >> 1) - 8 n - (x & 1) > cthr (kj > qi + Sk - Sq):
-               two registers and compile-time left-hand sides */
-            const int kthr = p.sk - n0 - kr - g;
-            const int cthr = causal ? p.sk - p.sq + m0 + 2 * t - n0 - kr - g : INT_MAX;
-#pragma unroll
-            for (int n = 0; n < BM / 8; n++) {
-#pragma unroll
-                for (int x = 0; x < 4; x++) {
-                    const int ql = n * 8 + 2 * t + (x & 1);
-                    float xs;
-                    if (KIND == KG_ATTN_MASK)
-                        xs = bwd_masked<KIND>(p, mbase, s[4 * n + x], m0 + ql, n0 + kr + g + 8 * (x >> 1), check,
-                                              causal);
-                    else if (check)
-                        xs = 8 * (x >> 1) >= kthr || 8 * (x >> 1) - 8 * n - (x & 1) > cthr
-                                 ? -CUDART_INF_F
-                                 : s[4 * n + x] * p.scale_log2;
-                    else
-                        xs = s[4 * n + x] * p.scale_log2;
-                    s[4 * n + x] = ex2(xs - sL[ql]);
-                }
-            }
+            wg_pt<BM, KIND>(s, p, mbase, sL, m0, n0, kr, g, t, check, causal);
             wg_wait<0>();
             /* dS^T, also into shared memory for dQ */
             if (DQD) {
-#pragma unroll
-                for (int n = 0; n < BM / 8; n++)
-#pragma unroll
-                    for (int x = 0; x < 4; x++) {
-                        const int ql = n * 8 + 2 * t + (x & 1);
-                        dp[4 * n + x] = s[4 * n + x] * (dp[4 * n + x] - sDl[ql]);
-                    }
+                wg_dst<BM>(dp, s, sDl, t);
                 if (pend)
                     store_dq(ph, pm0);
                 __syncthreads(); /* every warpgroup's dQ is done with the previous dS^T */
             }
 #pragma unroll
             for (int n = 0; n < BM / 8; n++) {
-                if (!DQD) {
-#pragma unroll
-                    for (int x = 0; x < 4; x++) {
-                        const int ql = n * 8 + 2 * t + (x & 1);
-                        dp[4 * n + x] = s[4 * n + x] * (dp[4 * n + x] - sDl[ql]);
-                    }
-                }
+                if (!DQD)
+                    wg_dst_n<BM>(dp, s, sDl, n, t);
                 *(uint32_t *)(sSb + sw128_at<BN>(kr + g, n) + 4 * t) = mma<T>::pack(dp[4 * n], dp[4 * n + 1]);
                 *(uint32_t *)(sSb + sw128_at<BN>(kr + g + 8, n) + 4 * t) = mma<T>::pack(dp[4 * n + 2], dp[4 * n + 3]);
             }

@@ -30,8 +30,8 @@
  * 256 with the 1 KiB alignment slack. Every tile in the 128-byte swizzle of
  * attnb_kvq_wg (SWB 128, D a whole number of 64-element panels: no padding),
  * every product through its wrappers (wg_rows_x_tile, wgb::rs) with the
- * descriptors it uses, offset to the warpgroup's panels. The masking is
- * attnb_kvq_wg's.
+ * descriptors it uses, offset to the warpgroup's panels. The masking, P^T
+ * and dS^T are attnb_kvq_wg's (wg_pt, wg_dst).
  *
  * (Session 31's fused forms of this kernel, h0: dQ partials read from and
  * written to global memory every step, S^T / dP^T in both warpgroups; h2:
@@ -143,38 +143,11 @@ __device__ __forceinline__ void attnb_kvq_wgd(const kg_attnb_params &p)
             wg_commit();
             wg_wait<1>();
 
-            /* P^T (attnb_kvq_wg's) */
+            /* P^T, dS^T (attnb_kvq_wg's) */
             const bool check = n0 + BN > p.sk || (causal && n0 + BN - 1 > m0 + p.sk - p.sq);
-            const int kthr = p.sk - n0 - kr - g;
-            const int cthr = causal ? p.sk - p.sq + m0 + 2 * t - n0 - kr - g : INT_MAX;
-#pragma unroll
-            for (int n = 0; n < BM / 8; n++) {
-#pragma unroll
-                for (int x = 0; x < 4; x++) {
-                    const int ql = n * 8 + 2 * t + (x & 1);
-                    float xs;
-                    if (KIND == KG_ATTN_MASK)
-                        xs = bwd_masked<KIND>(p, mbase, s[4 * n + x], m0 + ql, n0 + kr + g + 8 * (x >> 1), check,
-                                              causal);
-                    else if (check)
-                        xs = 8 * (x >> 1) >= kthr || 8 * (x >> 1) - 8 * n - (x & 1) > cthr
-                                 ? -CUDART_INF_F
-                                 : s[4 * n + x] * p.scale_log2;
-                    else
-                        xs = s[4 * n + x] * p.scale_log2;
-                    s[4 * n + x] = ex2(xs - sL[ql]);
-                }
-            }
+            wg_pt<BM, KIND>(s, p, mbase, sL, m0, n0, kr, g, t, check, causal);
             wg_wait<0>();
-            /* dS^T */
-#pragma unroll
-            for (int n = 0; n < BM / 8; n++) {
-#pragma unroll
-                for (int x = 0; x < 4; x++) {
-                    const int ql = n * 8 + 2 * t + (x & 1);
-                    dp[4 * n + x] = s[4 * n + x] * (dp[4 * n + x] - sDl[ql]);
-                }
-            }
+            wg_dst<BM>(dp, s, sDl, t);
 
             /* dV[:, half] += P^T dout[:, half], dK[:, half] += dS^T Q[:, half]:
                B from the warpgroup's panels (dc / 64 on) of the N-major tile */

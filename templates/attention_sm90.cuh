@@ -90,12 +90,29 @@ __device__ __forceinline__ uint64_t sw128_desc(uint32_t addr, uint32_t lbo, uint
            (uint64_t)1 << 62;
 }
 
+/* Byte offset of 16-byte chunk cc of row r in a ROWS-row tile of panels of
+   SWB / 2 16-bit elements a row (SWB bytes), each panel ROWS x SWB bytes,
+   with the swizzle of that width: SWB 128, sw128_at (chunk c of row r at
+   chunk c ^ (r % 8)); SWB 64 (32-element panels: the backward's head dims
+   that are a multiple of 32 without padding), chunk c (of 4) of row r at
+   chunk c ^ ((r / 2) % 4), the hardware's 64-byte swizzle of address bits
+   4-5 by bits 7-8; 512-byte atoms of 8 rows. */
+template <int ROWS, int SWB> __device__ __forceinline__ uint32_t swz_at(int r, int cc)
+{
+    static_assert(SWB == 128 || SWB == 64, "128- or 64-byte swizzle");
+    if constexpr (SWB == 128)
+        return sw128_at<ROWS>(r, cc);
+    else
+        return (uint32_t)((cc >> 2) * ROWS * 64 + r * 64 + (((cc & 3) ^ ((r >> 1) & 3)) << 4));
+}
+
 /* Rows [row0, row0 + ROWS) of a [n, D] 16-bit matrix (row stride ld
-   elements) into the swizzled tile at dst; rows past n are zero-filled.
-   Unrolled by 4: the producer that runs it has few registers. (The backward
-   kernels' form; the forward's producer uses load_sw128_rows.) */
-template <int ROWS, int D, int NT>
-__device__ __forceinline__ void load_sw128(uint32_t dst, const char *base, int64_t ld, int row0, int n, int tid)
+   elements) into the tile at dst in the SWB-byte swizzle (swz_at); rows
+   past n are zero-filled. Unrolled by 4: the producer that runs it has few
+   registers. (The backward kernels' form; the forward's producer uses
+   load_sw128_rows.) */
+template <int ROWS, int D, int NT, int SWB>
+__device__ __forceinline__ void load_swz(uint32_t dst, const char *base, int64_t ld, int row0, int n, int tid)
 {
     constexpr int CPR = D / 8;
     static_assert(ROWS * CPR % NT == 0, "tile loads must divide evenly among the threads");
@@ -104,8 +121,15 @@ __device__ __forceinline__ void load_sw128(uint32_t dst, const char *base, int64
         const int i = tid + it * NT, r = i / CPR, cc = i % CPR;
         const bool ok = row0 + r < n;
         const char *src = ok ? base + (int64_t)(row0 + r) * ld * 2 + cc * 16 : base;
-        kgd_cp_async16(dst + sw128_at<ROWS>(r, cc), src, ok);
+        kgd_cp_async16(dst + swz_at<ROWS, SWB>(r, cc), src, ok);
     }
+}
+
+/* load_swz's 128-byte instance: the tile in the 128-byte swizzle (sw128_at) */
+template <int ROWS, int D, int NT>
+__device__ __forceinline__ void load_sw128(uint32_t dst, const char *base, int64_t ld, int row0, int n, int tid)
+{
+    load_swz<ROWS, D, NT, 128>(dst, base, ld, row0, n, tid);
 }
 
 /* load_sw128's copy where the NT threads cover whole rows (NT a multiple of

@@ -422,7 +422,7 @@ Test(attention_bwd_validation, hopper_tunings_and_their_defaults)
 
 /* A host model of attnb_kvq_wg's shared-memory tiles against the wgmma
    operand addresses of its descriptors. The tiles: 16-byte chunk cc of row
-   r of a ROWS-row tile at swz_at (templates/attention_bwd_sm90.cuh, copied
+   r of a ROWS-row tile at swz_at (templates/attention_sm90.cuh, copied
    here); the hardware (the model): an operand element's address from the
    descriptor's start, its canonical offsets (K-major: row m at (m / 8) SBO +
    (m % 8) SWB, element k at 2 k; N-major: element n at (n / PW) LBO + 2 (n %
