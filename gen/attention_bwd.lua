@@ -377,15 +377,16 @@ M.wg_kvq = {
 M.max_tunes90 = 1
 -- Hopper dQ kernels of the separate dq pass (templates/attention_bwd_sm90q.cuh,
 -- attnb_q_wg: 2 warpgroups on 128 query rows, each keeping dQ of its 64 rows
--- x D in registers, K / V tiles of 32 keys through 3 stages, S / dP / dQ on
--- wgmma), module attnb90q_<dtype>, tuning i run only where KG_ATTNB_TUNE=hq<i>
--- names it ("hq": 0) (session 32's candidates against attnb_q_tc, the D 256
--- default's dq kernel: the q pass's 3 products at mma.sync rates are an
--- estimated 57% of D 256's time, /work/status/bwd32.md). pf: the K / V tile
--- loaded ahead (1: the next, the step's dQ left running past the next
--- barrier; 2: the one after, dQ waited for before it).
-M.wg_q = { [256] = { { bm = 128, bn = 32, stages = 3, pf = 1 }, { bm = 128, bn = 32, stages = 3, pf = 2 } } }
-M.max_q90 = 2
+-- x D in registers, K / V tiles of 32 keys through 3 stages, the next one
+-- loaded ahead, S / dP / dQ on wgmma), module attnb90q_<dtype>. M.wgq_default:
+-- the separate pass's dq kernel on compute capability 9.0 (the entry's
+-- defq90; KG_ATTNB_TUNE=sep keeps attnb_q_tc, "hq" forces it). D 256: session
+-- 32's hq0, made the default by round s33r1 (NVIDIA H200, 2026-12-06): x 1.387
+-- .. 1.508 over main's attnb_q_tc on 10 rows, geomean x 1.461; hq1 (the tile
+-- after next loaded ahead) qualified at geomean x 1.423 and was removed.
+M.wg_q = { [256] = { { bm = 128, bn = 32, stages = 3 } } }
+M.wgq_default = { [256] = true }
+M.max_q90 = 1
 -- The head dim as the tiles hold it (attnb_kvq_wg's DP): whole panels of 64
 -- elements, or of 32 in the 64-byte swizzle (sw = 64); no padding (the
 -- padded D 32 / 96 tilings lost in session 31's round s31r1).
@@ -437,9 +438,8 @@ local function wgq_plan(dt, d, kind, tu)
   assert(tu.bm == 128 and tu.bn == 32 and tu.stages == 3, "attnb_q_wg: 128 query rows, 32-key tiles, 3 stages")
   local smem = 1024 + 2 * tu.bm * d * 2 + tu.stages * 2 * tu.bn * d * 2
   return { threads = 256, minb = 1, rows = tu.bm, smem = smem,
-           call = string.format("attnb_q_wg<%s, %d, %s, %d>", dt.storage, d, kind_enum[kind], tu.pf),
-           shape = string.format("%d queries x %d-key tiles, %d stages, loads %d tile%s ahead, 2 warpgroups, wgmma",
-                                 tu.bm, tu.bn, tu.stages, tu.pf, tu.pf > 1 and "s" or "") }
+           call = string.format("attnb_q_wg<%s, %d, %s>", dt.storage, d, kind_enum[kind]),
+           shape = string.format("%d queries x %d-key tiles, %d stages, 2 warpgroups, wgmma", tu.bm, tu.bn, tu.stages) }
 end
 
 -- kg_wgmma_bwd.cuh: wgmma.mma_async m64nNk16 wrappers (f32 accumulators)
@@ -505,8 +505,8 @@ function M.generate(G)
     local any90c = false
     for d in pairs(M.wg_kvq) do any90c = any90c or not M.wg_default[d] end
     local module90c = name ~= "f32" and any90c and G:module("attnb90c_" .. name, { sm90a = true }) or nil
-    -- the Hopper dQ kernels (M.wg_q; forced only): their own module, so that
-    -- attnb90_<dtype> stays the default's
+    -- the Hopper dQ kernels (M.wg_q): their own module, so that a call loads
+    -- only what it runs and attnb90_<dtype> stays as it was
     local module90q = name ~= "f32" and next(M.wg_q) and G:module("attnb90q_" .. name, { sm90a = true }) or nil
     local kernels, kernels90, kernels90c, kernels90q = {}, {}, {}, {}
     local function add_to(mod, list, kname, pl, desc)
@@ -610,14 +610,15 @@ function M.generate(G)
       end
       local def = name == "f32" and M.f32_default[d] or 0
       assert(def < math.max(#tunes, 1), "default kvq tuning out of range")
-      rows[#rows + 1] = string.format("    [%s][%d] = {%s, {%s}, {%s}, {%s}, %s, %s, %d, %d, {%s}, %d, {%s}, %d, {%s}, %d},\n",
+      rows[#rows + 1] = string.format("    [%s][%d] = {%s, {%s}, {%s}, {%s}, %s, %s, %d, %d, {%s}, %d, {%s}, %d, {%s}, %d, %d},\n",
                                       dt.enum, di - 1, pre, table.concat(kv, ", "), table.concat(q, ", "),
                                       #kvq > 0 and table.concat(kvq, ", ") or "{{0, 0, 0, 0, 0}}", dqsum, dkvsum, #tunes,
                                       def,
                                       #kvq90 > 0 and table.concat(kvq90, ", ") or "{{0, 0, 0, 0, 0}}", #tunes90,
                                       #kvq90s > 0 and table.concat(kvq90s, ", ") or "{{0, 0, 0, 0, 0}}",
                                       (#kvq90 > 0 and M.wg_default[d]) and 1 or 0,
-                                      #q90 > 0 and table.concat(q90, ", ") or "{{0, 0, 0, 0, 0}}", #q90)
+                                      #q90 > 0 and table.concat(q90, ", ") or "{{0, 0, 0, 0, 0}}", #q90,
+                                      (#q90 > 0 and M.wgq_default[d]) and 1 or 0)
     end
     G:write("attnb_" .. name .. ".cu", G:render("attention_bwd.cu", {
       header = G.header("templates/attention_bwd.cu and gen/attention_bwd.lua"),
@@ -650,7 +651,7 @@ function M.generate(G)
         G:write("attnb90q_" .. name .. ".cu", G:render("attention_bwd.cu", {
           header = G.header("templates/attention_bwd.cu and gen/attention_bwd.lua"),
           dtype = dt, dims = dq, kinds = M.kinds, kernels = kernels90q,
-          path = "wgmma (sm_90a) dQ of the separate pass, forced only (KG_ATTNB_TUNE=hq)",
+          path = "wgmma (sm_90a) dQ of the separate pass",
           include = "attention_bwd_sm90q.cuh",
         }))
       end
@@ -710,10 +711,11 @@ typedef struct kg_attnb_entry {
     kg_attnb_launch kvq90s[KG_ATTNB_MAX_TUNES90][KG_ATTN_KIND_COUNT];
     int32_t def90; /* 1: Hopper tuning 0 is the default on compute capability 9.0; 0: the Hopper tunings run
                       only where KG_ATTNB_TUNE=h<i> names one */
-    /* the Hopper dQ kernels of the separate dq pass (sm_90a module attnb90q_<dtype>), tuning i run only where
-       KG_ATTNB_TUNE=hq<i> names it ("hq": 0) */
+    /* the Hopper dQ kernel of the separate dq pass (sm_90a module attnb90q_<dtype>; KG_ATTNB_TUNE=hq forces it) */
     kg_attnb_launch q90[KG_ATTNB_MAX_Q90][KG_ATTN_KIND_COUNT];
     int32_t nq90; /* 0: none for this head dim */
+    int32_t defq90; /* 1: q90[0] is the separate pass's dq kernel on compute capability 9.0 (not under
+                       KG_ATTNB_TUNE=sep) */
 } kg_attnb_entry;
 
 /* [q dtype][head dim slot]; pre.threads == 0 where not generated. */

@@ -23,9 +23,10 @@
  * the separate dq pass (KG_ATTNB_TUNE=sep; f16 / bf16 D 256's default):
  *   kv     dk and dv, grid (key blocks, Hkv, B) (on compute capability 9.0
  *          at f16 / bf16 D 256 the Hopper dK / dV kernel, table path 4);
- *   q      dq, grid (query blocks, Hq, B), recomputing the scores
- *          (KG_ATTNB_TUNE=hq<i>, candidates: on compute capability 9.0 at
- *          f16 / bf16 D 256 a Hopper dQ kernel, attnb_q_wg).
+ *   q      dq, grid (query blocks, Hq, B), recomputing the scores (on
+ *          compute capability 9.0 at f16 / bf16 D 256 the Hopper dQ
+ *          kernel attnb_q_wg, the entry's defq90; KG_ATTNB_TUNE=sep keeps
+ *          the portable one).
  * No atomics; the lane count is a function of the shape: the same call
  * gives the same bits.
  */
@@ -561,10 +562,9 @@ static int smem_limit(const kg_context *ctx)
    KG_ATTNB_TUNE names one), else the portable one (the entry's kvq_default);
    NULL for the separate dq kernel. KG_ATTNB_TUNE, a tuning hook for benchmarks and
    tests, overrides it: "h<i>" Hopper tuning i (where it runs), "<i>"
-   portable tuning i, "sep" the separate dq kernel, "hq<i>" ("hq": 0) the
-   default kernels with Hopper dQ kernel i of the separate pass where
-   generated (f16 / bf16 D 256: candidates; the caller picks it), and a
-   trailing 'r' or 'f'
+   portable tuning i, "sep" the separate dq kernels (portable kv and q),
+   "hq" the default kernels with the Hopper dQ kernel of the separate pass
+   where generated (the caller picks it), and a trailing 'r' or 'f'
    sets *mrev (the Hopper kernel's query tiles walked from the last one
    down, or up; the portable kernels always walk up); values that do not
    apply give the default. */
@@ -827,14 +827,13 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
     }
     if (p.nrows > 0) {
         const kg_attnb_launch *ql = &e->q[kind];
-        /* KG_ATTNB_TUNE=hq<i> ("hq": 0; candidates, forced only): Hopper dQ
-           kernel i (attnb_q_wg) where generated, on compute capability 9.0 */
+        /* the Hopper dQ kernel (attnb_q_wg) on compute capability 9.0 where
+           generated as the default (defq90; KG_ATTNB_TUNE=sep keeps the
+           portable one) or forced (KG_ATTNB_TUNE=hq) */
         const char *env = hook(&hk, HOOK_TUNE);
-        if (env && env[0] == 'h' && env[1] == 'q' && ctx->cc_major == 9 && ctx->cc_minor == 0) {
-            const int i = env[2] >= '0' && env[2] <= '9' ? atoi(env + 2) : env[2] == '\0' ? 0 : -1;
-            if (i >= 0 && i < e->nq90)
-                ql = &e->q90[i][kind];
-        }
+        const int sep = env && strcmp(env, "sep") == 0, forced = env && (!strcmp(env, "hq") || !strcmp(env, "hq0"));
+        if (e->nq90 > 0 && ctx->cc_major == 9 && ctx->cc_minor == 0 && (forced || (e->defq90 && !sep)))
+            ql = &e->q90[0][kind];
         __atomic_store_n(&last_q_kernel, ql->kernel, __ATOMIC_RELAXED);
         st = launch(ctx, ql, (dim3){(unsigned)((Sq + ql->rows - 1) / ql->rows), (unsigned)Hq, (unsigned)B}, &p);
         if (st != KG_OK)

@@ -50,7 +50,7 @@ int kgi_attnb_fit(int dtype, int slot, int kind, int want, int limit, int *need)
 int kgi_attnb_last_kv_kernel(void);
 
 /* The same for the dQ kernel of the separate dq pass (attnb_q_tc, or the
-   Hopper one that KG_ATTNB_TUNE=hq<i> forces): -1 before any, and after a call
+   Hopper one, attnb_q_wg): -1 before any, and after a call
    on the fused path (no dQ kernel). */
 int kgi_attnb_last_q_kernel(void);
 

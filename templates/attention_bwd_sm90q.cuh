@@ -3,8 +3,9 @@
  * kernel of the separate dq pass: attnb_q_tc (attention_bwd.cuh, mma.sync)
  * on warpgroup MMA, for head dims whose dQ rows fill a warpgroup's
  * registers (D 256: 64 x 256 f32 = 128 registers a thread). Session 32's
- * candidates, forced only (KG_ATTNB_TUNE=hq<i>, tuning i of gen/
- * attention_bwd.lua's M.wg_q; runtime/attention_bwd.c). Grid: query
+ * hq0, the D 256 default on compute capability 9.0 since round s33r1
+ * (gen/attention_bwd.lua's M.wg_q / wgq_default; runtime/attention_bwd.c;
+ * KG_ATTNB_TUNE=sep keeps attnb_q_tc). Grid: query
  * blocks x Hq x B, the last block first (the longest causal ones lead), as
  * attnb_q_tc.
  *
@@ -21,17 +22,14 @@
  *
  * Q and dout (BM x D each) load once; K and V tiles stream through 3
  * stages (cp.async from every thread, issued after the step's barrier),
- * PF tiles ahead:
- *   PF 1 (tuning hq0): the next tile; a step's dQ wgmma is left running
- *        past the next step's barrier (the tensor cores are not idle at
- *        it): it is complete at the next step's first wgmma wait (wgmma
- *        groups complete in order), and the stage it reads is refilled only
- *        two steps later, after a barrier every thread reaches past that
- *        wait;
- *   PF 2 (hq1): the tile after next (two steps of time for the loads to
- *        land); the stage refilled is the previous step's, so its dQ is
- *        waited for before the step's barrier.
- * One block barrier a step.
+ * the next tile ahead; a step's dQ wgmma is left running past the next
+ * step's barrier (the tensor cores are not idle at it): it is complete at
+ * the next step's first wgmma wait (wgmma groups complete in order), and
+ * the stage it reads is refilled only two steps later, after a barrier
+ * every thread reaches past that wait. (Session 32's hq1, the tile after
+ * next loaded ahead and dQ waited for before the barrier, measured geomean
+ * x 1.423 over attnb_q_tc against this one's x 1.461 in round s33r1 and was
+ * removed.) One block barrier a step.
  *
  * Shared memory (D 256): Q and dout 64 KiB each, 3 stages of (K, V) 16 KiB
  * each, 1 KiB alignment slack: 230400 bytes (the device allows 232448); the
@@ -50,10 +48,9 @@ namespace kg_attnb
 
 using kg_attn::load_sw128_rows;
 
-template <typename T, int D, int KIND, int PF = 1> __device__ __forceinline__ void attnb_q_wg(const kg_attnb_params &p)
+template <typename T, int D, int KIND> __device__ __forceinline__ void attnb_q_wg(const kg_attnb_params &p)
 {
     constexpr int NT = 256, BM = 128, BN = 32, E = 2, NS = 3;
-    static_assert(PF == 1 || PF == 2, "the next tile or the one after (3 stages)");
     static_assert(D % 64 == 0 && D <= 256, "whole 64-element panels, an m64nD dQ wgmma");
     constexpr int QB = BM * D * E, KB = BN * D * E;
     extern __shared__ __align__(16) unsigned char smem[];
@@ -78,15 +75,12 @@ template <typename T, int D, int KIND, int PF = 1> __device__ __forceinline__ vo
 
     load_sw128_rows<BM, D, NT>(aQ, q, p.q_ss, m0, p.sq, tid);
     load_sw128_rows<BM, D, NT>(aO, dout, p.do_ss, m0, p.sq, tid);
-    /* tiles 0 .. PF - 1, a commit group each (Q and dout in the first) */
-#pragma unroll
-    for (int j = 0; j < PF; j++) {
-        if (j < ntiles) {
-            load_sw128_rows<BN, D, NT>(aK0 + (uint32_t)(j * 2 * KB), k, p.k_ss, j * BN, p.sk, tid);
-            load_sw128_rows<BN, D, NT>(aK0 + (uint32_t)(j * 2 * KB + KB), v, p.v_ss, j * BN, p.sk, tid);
-        }
-        kgd_cp_async_commit();
+    /* tile 0, a commit group with Q and dout */
+    if (ntiles > 0) {
+        load_sw128_rows<BN, D, NT>(aK0, k, p.k_ss, 0, p.sk, tid);
+        load_sw128_rows<BN, D, NT>(aK0 + (uint32_t)KB, v, p.v_ss, 0, p.sk, tid);
     }
+    kgd_cp_async_commit();
 
     /* the rows' lse2 and delta (rows past Sq: lse2 = +inf, P = 0) */
     const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
@@ -105,23 +99,16 @@ template <typename T, int D, int KIND, int PF = 1> __device__ __forceinline__ vo
 
     for (int j = 0; j < ntiles; j++) {
         const int n0 = j * BN, st = j % NS;
-        /* tile j (and Q, dout) arrived (PF 2: tile j + 1 may be in flight,
-           the last group committed). The stage refilled below, (j + PF) %
-           NS, was last read by step j + PF - NS's dQ: PF 1, step j - 2's,
-           complete since every thread is past step j - 1's first wgmma
-           wait; PF 2, step j - 1's, waited for here */
-        if (PF == 2) {
-            kgd_cp_async_wait<1>();
-            wg_wait<0>();
-        } else {
-            kgd_cp_async_wait<0>();
-        }
+        /* tile j (and Q, dout) arrived. The stage refilled below, (j + 1) %
+           NS, was last read by step j - 2's dQ, complete since every thread
+           is past step j - 1's first wgmma wait */
+        kgd_cp_async_wait<0>();
         fence_async_smem();
         __syncthreads();
-        if (j + PF < ntiles) {
-            const uint32_t nK = aK0 + (uint32_t)(((j + PF) % NS) * 2 * KB);
-            load_sw128_rows<BN, D, NT>(nK, k, p.k_ss, n0 + PF * BN, p.sk, tid);
-            load_sw128_rows<BN, D, NT>(nK + KB, v, p.v_ss, n0 + PF * BN, p.sk, tid);
+        if (j + 1 < ntiles) {
+            const uint32_t nK = aK0 + (uint32_t)(((j + 1) % NS) * 2 * KB);
+            load_sw128_rows<BN, D, NT>(nK, k, p.k_ss, n0 + BN, p.sk, tid);
+            load_sw128_rows<BN, D, NT>(nK + KB, v, p.v_ss, n0 + BN, p.sk, tid);
         }
         kgd_cp_async_commit();
         const uint32_t aK = aK0 + (uint32_t)(st * 2 * KB), aV = aK + KB;
