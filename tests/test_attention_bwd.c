@@ -597,10 +597,11 @@ Test(attention_bwd_validation, hopper_tile_layouts_against_a_model_of_the_operan
     }
 }
 
-/* Session 32's candidates, the Hopper dQ kernels of the separate dq pass
-   (attnb_q_wg, templates/attention_bwd_sm90q.cuh; KG_ATTNB_TUNE=hq<i>, 2
-   tunings): in the table at f16 / bf16 D 256 only, every mask kind and
-   tuning a kernel of its own, 256 threads on 128 query
+/* The Hopper dQ kernel of the separate dq pass (attnb_q_wg, templates/
+   attention_bwd_sm90q.cuh; session 32's hq0, the default on compute
+   capability 9.0 since round s33r1; hq1 removed): in the table at f16 /
+   bf16 D 256 only, one tuning, the default (defq90), every mask kind a
+   kernel of its own, 256 threads on 128 query
    rows, the shared memory of its layout (1 KiB alignment slack, Q and dout
    128 x 256, 3 stages of K and V 32 x 256: 230400 bytes) within the 227 KiB
    a block of compute capability 9.0; its tiles (load_sw128_rows' stores,
@@ -627,7 +628,9 @@ Test(attention_bwd_validation, hopper_dq_kernel_table_and_tiles)
             const int D = kg_attnb_dims[s], want = (dt == KG_F16 || dt == KG_BF16) && D == 256;
             if (e->pre.threads == 0)
                 continue;
-            cr_assert_eq(e->nq90, want ? 2 : 0, "%s D%d: %d Hopper dQ tunings", kg_dtype_name((kg_dtype)dt), D, e->nq90);
+            cr_assert_eq(e->nq90, want ? 1 : 0, "%s D%d: %d Hopper dQ tunings", kg_dtype_name((kg_dtype)dt), D, e->nq90);
+            cr_assert_eq(e->defq90, want, "%s D%d: the Hopper dQ kernel %s the default", kg_dtype_name((kg_dtype)dt), D,
+                         e->defq90 ? "is" : "is not");
             for (int ti = 0; ti < KG_ATTNB_MAX_Q90; ti++)
             for (int k = 0; k < KG_ATTN_KIND_COUNT; k++) {
                 const kg_attnb_launch *l = &e->q90[ti][k];
@@ -1774,11 +1777,11 @@ static void assert_forced_kernel(const acase *c, int ti, int split)
               split == 1 ? spl : plain, spl);
 }
 
-/* Set to i while candidate_cases runs KG_ATTNB_TUNE=hq<i> (session 32's
-   Hopper dQ kernels of the separate pass, with D 256's default dK / dV
-   kernel, Hopper tuning 0; -1 otherwise): each case also asserts that the q
-   kernel launched was Hopper dQ tuning i of its kind (none where there are
-   no query rows). */
+/* Set to 0 while a test runs a head dim whose separate pass takes the Hopper
+   dQ kernel (attnb_q_wg; D 256 with its default dK / dV kernel, Hopper
+   tuning 0; -1 otherwise): each case also asserts that the q kernel
+   launched was the Hopper dQ kernel of its kind (none where there are no
+   query rows). */
 static int forced_q90 = -1;
 
 static void assert_forced_q(const acase *c)
@@ -1826,14 +1829,14 @@ static void bitwise_twice(const acase *c, int ti)
    and Sq > Sk, TESTING.md's short and odd (Sq, Sk) pairs, fully masked rows
    (by the mask, with causal), random masks of every rank, lanes of several
    key blocks (B Hkv = 66 kv heads), causal GQA of several query tiles, no
-   queries; then the same bits twice. "hq<i>": D 256's Hopper tuning 0 with
-   Hopper dQ tuning i (forced_q90). */
+   queries; then the same bits twice. At D 256 (tuning h0: the default) the
+   Hopper dQ kernel is asserted too (forced_q90). */
 static void candidate_cases(const char *tune, kg_dtype dt, int D)
 {
     if (!hopper_device())
         cr_skip_test("not compute capability 9.0: KG_ATTNB_TUNE=%s runs the default", tune);
-    forced_q90 = tune[1] == 'q' ? tune[2] - '0' : -1;
-    const int ti = forced_q90 >= 0 ? 0 : tune[1] - '0';
+    forced_q90 = tune[1] == 'q' || kg_attnb_table[dt][slot_of(D)].defq90 ? 0 : -1;
+    const int ti = tune[1] == 'q' ? 0 : tune[1] - '0';
     set_hook("KG_ATTNB_TUNE", tune);
     const acase cases[] = {
         {dt, 1, 4, 2, 77, 130, D, 0, MASK_NONE, 0, 0, 0.f},
@@ -1969,41 +1972,54 @@ Test(attention_bwd, hopper_d96_one_lane) { candidate_one_lane("h0", KG_BF16, 96)
 Test(attention_bwd, hopper_d32_one_lane) { candidate_one_lane("h0", KG_BF16, 32); }
 Test(attention_bwd, hopper_d96_splits_2x2) { candidate_splits("h0", KG_F16, 96, "2x2"); }
 Test(attention_bwd, hopper_d32_splits_2x2) { candidate_splits("h0", KG_F16, 32, "2x2"); }
-/* D 256's dK / dV kernel (attnb_kvq_wgd, tuning h0, the default since
-   session 32, session 31's h1: the separate pass's kv kernel, no query
-   splits; dq from attnb_q_tc) */
+/* D 256's default: the dK / dV kernel (attnb_kvq_wgd, tuning h0, the
+   default since session 32, session 31's h1: the separate pass's kv
+   kernel, no query splits) and the Hopper dQ kernel (attnb_q_wg, session
+   32's hq0, the default since round s33r1), each case asserting both ran */
 Test(attention_bwd, hopper_d256_bf16) { candidate_cases("h0", KG_BF16, 256); }
 Test(attention_bwd, hopper_d256_f16) { candidate_cases("h0", KG_F16, 256); }
 Test(attention_bwd, hopper_d256_one_lane) { candidate_one_lane("h0", KG_F16, 256); }
-/* session 32's candidates: D 256's separate pass with a Hopper dQ kernel
-   (attnb_q_wg, KG_ATTNB_TUNE=hq<i>: hq0 the next K / V tile loaded ahead,
-   hq1 the one after) */
-Test(attention_bwd, hopper_d256_hq0_bf16) { candidate_cases("hq0", KG_BF16, 256); }
-Test(attention_bwd, hopper_d256_hq0_f16) { candidate_cases("hq0", KG_F16, 256); }
-Test(attention_bwd, hopper_d256_hq1_bf16) { candidate_cases("hq1", KG_BF16, 256); }
-Test(attention_bwd, hopper_d256_hq1_f16) { candidate_cases("hq1", KG_F16, 256); }
-
-/* Long key walks of the Hopper dQ kernels: 1000-1100 keys (32-35 tiles
-   through the 3-stage ring) and 8-9 query blocks, causal Sq < Sk (GQA 2:1)
-   and Sq > Sk in [B,S,H,D] views, against the float64 reference, each
-   asserting the forced dQ kernel ran. */
-static void hq_long_walks(const char *tune)
+/* KG_ATTNB_TUNE=sep at D 256 on compute capability 9.0: the portable kv and
+   q kernels (attnb_q_tc, D 256's dq kernel before round s33r1, still the
+   one other devices run), against the float64 reference, each case
+   asserting the portable q kernel ran. */
+Test(attention_bwd, d256_sep_portable_dq)
 {
     if (!hopper_device())
-        cr_skip_test("not compute capability 9.0: KG_ATTNB_TUNE=%s runs the default", tune);
-    forced_q90 = tune[2] - '0';
-    set_hook("KG_ATTNB_TUNE", tune);
+        cr_skip_test("not compute capability 9.0: the portable kernels are the default");
+    set_hook("KG_ATTNB_TUNE", "sep");
+    const acase cases[] = {
+        {KG_BF16, 1, 4, 2, 77, 130, 256, 1, MASK_NONE, 0, 0, 0.f},
+        {KG_F16, 2, 2, 1, 130, 77, 256, 0, MASK_PAD, 4, 1, 0.f},
+        {KG_BF16, 1, 2, 1, 90, 200, 256, 1, MASK_RANDOM, 2, 0, 0.f},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const acase *c = &cases[i];
+        run_case(c);
+        const int want = kg_attnb_table[c->dt][slot_of(c->D)].q[case_kind(c)].kernel, got = kgi_attnb_last_q_kernel();
+        cr_assert_eq(got, want, "case %zu: the last dQ kernel was %d, not the portable %d", i, got, want);
+    }
+    set_hook("KG_ATTNB_TUNE", NULL);
+}
+
+/* Long key walks of the Hopper dQ kernel, D 256's default (no hook):
+   1000-1100 keys (32-35 tiles through the 3-stage ring) and 8-9 query
+   blocks, causal Sq < Sk (GQA 2:1) and Sq > Sk in [B,S,H,D] views, against
+   the float64 reference, each asserting the Hopper dK / dV and dQ kernels
+   ran. */
+Test(attention_bwd, hopper_d256_long_walks)
+{
+    if (!hopper_device())
+        cr_skip_test("not compute capability 9.0: D 256 runs the portable kernels");
+    forced_q90 = 0;
     const acase cases[] = {
         {KG_BF16, 1, 2, 1, (int)kt_size(1000, 200), (int)kt_size(1100, 230), 256, 1, MASK_NONE, 0, 0, 0.f},
         {KG_F16, 1, 2, 2, (int)kt_size(1100, 230), (int)kt_size(1000, 200), 256, 0, MASK_NONE, 0, 1, 0.f},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         forced_case(&cases[i], 0);
-    set_hook("KG_ATTNB_TUNE", NULL);
     forced_q90 = -1;
 }
-Test(attention_bwd, hopper_d256_hq0_long_walks) { hq_long_walks("hq0"); }
-Test(attention_bwd, hopper_d256_hq1_long_walks) { hq_long_walks("hq1"); }
 
 /* The same call twice gives the same bits (GQA sums, dq, every dtype). */
 Test(attention_bwd, bitwise_reproducible)
