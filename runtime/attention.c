@@ -525,6 +525,41 @@ int kg_test_last_attn_dec_stages(void) { return __atomic_load_n(&dec_stages_last
 void kg_test_attn_dec_late(int on) { __atomic_store_n(&dec_late_force, on, __ATOMIC_RELAXED); }
 int kg_test_last_attn_dec_late(void) { return __atomic_load_n(&dec_late_last, __ATOMIC_RELAXED); }
 
+int64_t kg_attn_dec4_smem(int64_t rows_tile, int64_t D, int64_t bn, int stages)
+{
+    if (rows_tile < 1 || rows_tile > 64 || D < 64 || D > 256 || bn < 1 || bn > 256 || stages < 2 ||
+        stages > KG_DEC_MAX_STAGES)
+        return -1;
+    const int64_t dp = (D + 63) / 64 * 64; /* whole 64-element panels */
+    const int64_t pipe = rows_tile * (D + 8) * 2 + 1024 + (int64_t)stages * 2 * bn * dp * 2;
+    /* the warps' merge (one warp along the keys: rows x (D + 10) floats) and
+       gen/attention.lua's 256 floats a row */
+    int64_t merge = rows_tile * (D + 10) * 4;
+    if (merge < 256 * rows_tile * 4)
+        merge = 256 * rows_tile * 4;
+    return pipe > merge ? pipe : merge;
+}
+
+int kg_attn_dec_pair_stages(int64_t rows_tile, int64_t D, int64_t bn, int most)
+{
+    if (most > KG_DEC_MAX_STAGES)
+        most = KG_DEC_MAX_STAGES;
+    for (int s = most; s >= 2; s--) {
+        const int64_t need = kg_attn_dec4_smem(rows_tile, D, bn, s);
+        if (need > 0 && need <= KG_ATTN_DEC_PAIR_SMEM)
+            return s;
+    }
+    return 0;
+}
+
+/* kg_test_attn_dec_pair (a test and benchmark hook, process-wide): 1 the
+   session 31 candidate (two 64-row decode blocks a multiprocessor), else
+   off */
+static int dec_pair_force, dec_pair_last;
+
+void kg_test_attn_dec_pair(int on) { __atomic_store_n(&dec_pair_force, on, __ATOMIC_RELAXED); }
+int kg_test_last_attn_dec_pair(void) { return __atomic_load_n(&dec_pair_last, __ATOMIC_RELAXED); }
+
 int kg_attn_dec_tail_mergers(int64_t tiles, int splits, int64_t items, int lanes, int64_t sms)
 {
     if (tiles < 1 || splits < 2 || items < 1 || lanes < 1 || lanes > 128 || sms < 2)
@@ -779,13 +814,22 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
        per multiprocessor) 26.0 / 27.0: they keep every resident block.) */
     if (D == 64 || D == 128 || D == 256)
         per_sm = 1;
+    /* the session 31 candidate, forced only (kg_test_attn_dec_pair): two
+       64-row blocks a multiprocessor, with the stages that let two fit
+       (kg_attn_dec_pair_stages); taken only where the grid it plans is
+       larger than the multiprocessors (else it plans the same splits and
+       the one-a-multiprocessor launch below stands) */
+    const int pair_st = __atomic_load_n(&dec_pair_force, __ATOMIC_RELAXED) > 0 && variant == KG_ATTN_V_DECODE4 &&
+                                (D == 64 || D == 128) && tm->on && ctx->cc_major == 9 && ctx->cc_minor == 0
+                            ? kg_attn_dec_pair_stages(R, D, kg_attn_dec_bn[slot], KG_DEC_MAX_STAGES)
+                            : 0;
     /* a split's partials (valid rows x D floats) at most 1/4 of its keys' K
        and V (KG_ATTN_SPLIT_PER_ROW x valid rows keys; 16 until session 20:
        H200, B 8 MQA (32 rows), Sk 8192, two blocks a multiprocessor then:
        16 splits 23.6 us, the one-wave 32 splits 33.2; at one block a
        multiprocessor that row takes 16 splits either way) */
     const int64_t vr = rows < R ? rows : R;
-    const int64_t slots = (int64_t)ctx->sm_count * per_sm;
+    const int64_t slots = (int64_t)ctx->sm_count * (pair_st > 0 ? 2 : per_sm);
     const int ms = (int)(max_splits > KG_ATTN_MAX_SPLITS ? KG_ATTN_MAX_SPLITS : max_splits);
     const int forced = (int)ctx->test_force[KGI_TEST_ATTN_SPLITS];
     /* D 32 (K and V on cp.async copies, a few KB in flight a block, three
@@ -796,9 +840,13 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
                          : 0;
     const int cf = __atomic_load_n(&dec_chunk_force, __ATOMIC_RELAXED);
     const int64_t per_row = cf > 0 ? cf : cf < 0 ? 0 : KG_ATTN_SPLIT_PER_ROW;
-    const kg_attn_split sp =
-        kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], slots, ms, per_row * vr, fill, forced);
+    kg_attn_split sp = kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], slots, ms, per_row * vr, fill, forced);
+    const int pair = pair_st > 0 && blocks * sp.splits > ctx->sm_count;
+    if (pair_st > 0 && !pair)
+        sp = kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], (int64_t)ctx->sm_count * per_sm, ms, per_row * vr,
+                                fill, forced);
     __atomic_store_n(&dec_fill_last, fill, __ATOMIC_RELAXED);
+    __atomic_store_n(&dec_pair_last, pair, __ATOMIC_RELAXED);
     p->splits = sp.splits;
     p->chunk = sp.chunk;
     p->rows_tile = (int32_t)R;
@@ -844,9 +892,12 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
        9.0) asks for more than half of it, so that the hardware scheduler
        cannot put two blocks on one multiprocessor and leave another idle. */
     const int64_t nblocks = blocks * sp.splits;
-    int smem = e->smem;
+    /* (the candidate's blocks: its stages' bytes, below the kernel's own at
+       D 128, so that two fit; never padded) */
+    int smem = pair ? (int)kg_attn_dec4_smem(R, D, kg_attn_dec_bn[slot], pair_st) : e->smem;
     const int sf = __atomic_load_n(&dec_spread_force, __ATOMIC_RELAXED);
-    const int spread = ctx->cc_major == 9 && ctx->cc_minor == 0 && (sf > 0 || (sf == 0 && nblocks <= ctx->sm_count));
+    const int spread =
+        !pair && ctx->cc_major == 9 && ctx->cc_minor == 0 && (sf > 0 || (sf == 0 && nblocks <= ctx->sm_count));
     if (spread && (int64_t)(smem + 1024) * 2 <= (228 << 10))
         smem = (114 << 10) + 1;
     __atomic_store_n(&dec_spread_last, smem != e->smem, __ATOMIC_RELAXED);
@@ -868,7 +919,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
        10.63 / 10.65, B 4 Hq 64 Hkv 2 Sk 6000 15.83 / 15.52). A test may
        ask for any count. */
     const int sforce = __atomic_load_n(&dec_stages_force, __ATOMIC_RELAXED);
-    int stages = sforce != 0 ? sforce : spread && (R == 32 || (R == 16 && rows > 16)) ? 6 : 0;
+    int stages = sforce != 0 ? sforce : pair ? pair_st : spread && (R == 32 || (R == 16 && rows > 16)) ? 6 : 0;
     if (!tm->on || stages > KG_DEC_MAX_STAGES || stages < 2)
         stages = 0;
     if (stages > 0) {

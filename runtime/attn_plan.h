@@ -243,6 +243,45 @@ KG_API int kg_test_last_attn_order(const kg_context *ctx);
 KG_API void kg_test_attn_dec_spread(int on);
 KG_API int kg_test_last_attn_dec_spread(void);
 
+/* Candidate of session 31, not measured (off unless kg_test_attn_dec_pair
+   asks for it): two blocks a multiprocessor for the 64-row decode tiles
+   (KG_ATTN_V_DECODE4, group x Sq from 33 rows) at head dims 64 and 128 on
+   bulk tensor copies, compute capability 9.0. Those blocks run the most
+   mma.sync work per byte of K and V (64 rows against each key), one warp a
+   scheduler: B 8 Hq 32 Hkv 1 Sq 16 Sk 8192 D 128 ran 157 TFLOP/s (109 µs)
+   against a 10 µs floor of its 34 MB of K and V (H100, s30f). Two blocks
+   give each scheduler a second warp to issue while the first waits on its
+   loads, shuffles and exponentials, and the planner plans for 2 x the
+   multiprocessors (twice the splits, or half the waves where one split
+   already fills them). At D 128 they fit only with 2 stages instead of 3.
+   The dynamic shared memory one such block may take:
+   half of the 228 KB, less the 1 KB the hardware reserves a block and 256
+   bytes for the kernel's static shared memory (its barriers, two ints). */
+#define KG_ATTN_DEC_PAIR_SMEM ((114 << 10) - 1024 - 256)
+
+/* The dynamic shared memory a 64-row decode block (each warp 16 rows of
+   its own, attention_decode.cuh's WR = 4) of `rows_tile` rows at head dim
+   D (64 to 256) needs with `stages` stages of `bn`-key K and V tiles on
+   bulk tensor copies: Q (rows of D + 8 elements), 1 KB of alignment, the
+   stages in whole 64-element panels, and at least the warps' merge (and
+   gen/attention.lua's 256 floats a row). -1 for arguments out of range
+   (rows_tile 1-64, bn 1-256, stages 2 to KG_DEC_MAX_STAGES). With the
+   kernel's own stages it is gen/attention.lua's size of the kernel. */
+KG_API int64_t kg_attn_dec4_smem(int64_t rows_tile, int64_t D, int64_t bn, int stages);
+
+/* The most stages, 2 to `most`, with which two such blocks fit one
+   multiprocessor (kg_attn_dec4_smem at most KG_ATTN_DEC_PAIR_SMEM); 0 where
+   not even 2 do. D 128 (64-key tiles): 2; D 64 (128-key tiles): 3. */
+KG_API int kg_attn_dec_pair_stages(int64_t rows_tile, int64_t D, int64_t bn, int most);
+
+/* The candidate, process-wide (a test and benchmark hook): 1 on (where it
+   applies: the 64-row tiles at D 64 / 128 on bulk tensor copies,
+   compute capability 9.0, and the planned grid larger than the
+   multiprocessors), -1 or 0 off (0: the runtime's choice, off until a
+   measurement says otherwise); whether the last decode launch took it. */
+KG_API void kg_test_attn_dec_pair(int on);
+KG_API int kg_test_last_attn_dec_pair(void);
+
 /* The K / V loads of the Hopper prefill kernels and (compute capability
    9.0, head dims 64, 96, 128, 256) the decode kernels, process-wide: -1
    cp.async copies; 0 or 1 the runtime's choice (bulk tensor copies, TMA,

@@ -643,6 +643,89 @@ Test(attention_plan, persist_sched_rule)
     }
 }
 
+/* The session 31 candidate's shared memory and stages (two 64-row decode
+   blocks a multiprocessor, kg_test_attn_dec_pair): the size formula gives
+   gen/attention.lua's size of every generated 64-row kernel at its own 3
+   stages; two blocks of the stages it picks fit the 228 KB with the
+   hardware's 1 KB a block and the kernels' static shared memory (80 bytes,
+   ptxas); D 128 takes 2 stages, D 64 and 96 their 3, D 256 none; and the
+   splits it plans for the issue's rows (slots 2 x 132) against the
+   default's (132). */
+Test(attention_plan, decode_pair_stages_and_shared_memory)
+{
+    int n = 0;
+    for (int s = 0; s < KG_ATTN_DIM_COUNT; s++)
+        for (int dt = 0; dt < KG_DTYPE_COUNT; dt++)
+            for (int k = 0; k < 3; k++) {
+                const kg_attn_entry *e = &kg_attn_table[KG_ATTN_V_DECODE4][dt][s][k];
+                const int D = kg_attn_dims[s];
+                if (e->threads == 0 || D < 64) /* (D 32 loads by cp.async into rows of D + 8: not a candidate) */
+                    continue;
+                cr_assert_eq(e->bm, 64);
+                cr_assert_eq(kg_attn_dec4_smem(e->bm, D, kg_attn_dec_bn[s], 3), e->smem, "D %d: %lld, table %d", D,
+                             (long long)kg_attn_dec4_smem(e->bm, D, kg_attn_dec_bn[s], 3), e->smem);
+                const int st = kg_attn_dec_pair_stages(e->bm, D, kg_attn_dec_bn[s], KG_DEC_MAX_STAGES);
+                cr_assert_eq(st, D == 128 ? 2 : 3, "D %d: %d stages", D, st);
+                const int64_t b = kg_attn_dec4_smem(e->bm, D, kg_attn_dec_bn[s], st);
+                cr_assert(b > 0 && b <= KG_ATTN_DEC_PAIR_SMEM && 2 * (b + 1024 + 80) <= (228 << 10), "D %d: %lld", D,
+                          (long long)b);
+                /* one more stage would not fit two blocks */
+                cr_assert(st == KG_DEC_MAX_STAGES ||
+                          kg_attn_dec4_smem(e->bm, D, kg_attn_dec_bn[s], st + 1) > KG_ATTN_DEC_PAIR_SMEM);
+                n++;
+            }
+    cr_assert_eq(n, 2 * 3 * 3, "64-row kernels at D 64, 96, 128 for f16 and bf16, three kinds: %d", n);
+    /* by hand: D 128, 64 rows, 64-key tiles: Q 17408 + 1024 + 2 x 32768 */
+    cr_assert_eq(kg_attn_dec4_smem(64, 128, 64, 2), 17408 + 1024 + 65536);
+    cr_assert_eq(kg_attn_dec4_smem(64, 128, 64, 3), 17408 + 1024 + 98304);
+    cr_assert_eq(kg_attn_dec4_smem(64, 64, 128, 3), 9216 + 1024 + 98304);
+    cr_assert_eq(kg_attn_dec_pair_stages(64, 256, 64, KG_DEC_MAX_STAGES), 0);
+    cr_assert_eq(kg_attn_dec_pair_stages(64, 128, 64, 1), 0);
+    /* arguments out of range */
+    cr_assert_eq(kg_attn_dec4_smem(0, 128, 64, 2), -1);
+    cr_assert_eq(kg_attn_dec4_smem(65, 128, 64, 2), -1);
+    cr_assert_eq(kg_attn_dec4_smem(64, 32, 64, 2), -1);
+    cr_assert_eq(kg_attn_dec4_smem(64, 257, 64, 2), -1);
+    cr_assert_eq(kg_attn_dec4_smem(64, 128, 0, 2), -1);
+    cr_assert_eq(kg_attn_dec4_smem(64, 128, 64, 1), -1);
+    cr_assert_eq(kg_attn_dec4_smem(64, 128, 64, KG_DEC_MAX_STAGES + 1), -1);
+    cr_assert_eq(kg_attn_dec4_smem(INT64_MAX, INT64_MAX, INT64_MAX, INT32_MAX), -1);
+    /* the issue's rows (64-row tiles, 4 keys a valid row): candidate /
+       default splits; B 8 Hq 32 Hkv 1 Sq 16 Sk 8192 D 128: 64 row tiles */
+    const struct {
+        int64_t blocks, keys, vr;
+        int bn, pair, def;
+    } ex[] = {
+        {64, 8192, 64, 64, 4, 2},     /* B 8 Hq 32 Hkv 1 Sq 16 (and Hkv 8, group 4) */
+        {128, 8192, 64, 64, 2, 1},    /* B 8 Hq 64 Hkv 8 Sq 16: two row tiles a KV head */
+        {8, 32768, 64, 64, 32, 16},   /* B 1 Hq 32 Hkv 8 Sq 16 Sk 32768 */
+        {512, 4096, 64, 64, 1, 1},    /* B 64 Hq 32 Hkv 8 Sq 16 Sk 4096: 512 blocks, two waves instead of four */
+        {1, 32768, 64, 64, 128, 128}, /* MQA Hq 64 Sq 1: the 4 keys a row bind; 128 blocks: not taken */
+    };
+    for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
+        const kg_attn_split p = kg_attn_plan_split(ex[i].blocks, ex[i].keys, ex[i].bn, 264, KG_ATTN_MAX_SPLITS,
+                                                   KG_ATTN_SPLIT_PER_ROW * ex[i].vr, 0, 0);
+        const kg_attn_split d = kg_attn_plan_split(ex[i].blocks, ex[i].keys, ex[i].bn, 132, KG_ATTN_MAX_SPLITS,
+                                                   KG_ATTN_SPLIT_PER_ROW * ex[i].vr, 0, 0);
+        cr_assert(p.splits == ex[i].pair && d.splits == ex[i].def, "example %zu: %d / %d splits, want %d / %d", i,
+                  p.splits, d.splits, ex[i].pair, ex[i].def);
+        /* where the candidate's grid is one wave or less it plans the
+           default's splits (the runtime then keeps the default launch) */
+        if (ex[i].blocks * p.splits <= 132)
+            cr_assert_eq(p.splits, d.splits);
+    }
+    /* that, for every grid of at most one wave: equal plans */
+    for (int64_t blocks = 1; blocks <= 140; blocks++)
+        for (int64_t keys = 1; keys <= 70000; keys = keys * 3 + 1)
+            for (int64_t vr = 33; vr <= 64; vr += 31) {
+                const kg_attn_split p = kg_attn_plan_split(blocks, keys, 64, 264, KG_ATTN_MAX_SPLITS, 4 * vr, 0, 0);
+                const kg_attn_split d = kg_attn_plan_split(blocks, keys, 64, 132, KG_ATTN_MAX_SPLITS, 4 * vr, 0, 0);
+                if (blocks * p.splits <= 132)
+                    cr_assert(p.splits == d.splits && p.chunk == d.chunk, "blocks %lld keys %lld", (long long)blocks,
+                              (long long)keys);
+            }
+}
+
 /* ---- GPU: numerics ----------------------------------------------------------- */
 
 static uint64_t rng;
@@ -2433,6 +2516,93 @@ Test(attention, decode_is_bitwise_reproducible)
     free(l1);
     free(l2);
     kg_free(ctx, dl);
+}
+
+/* The session 31 candidate (kg_test_attn_dec_pair: two 64-row decode
+   blocks a multiprocessor, 2 stages at D 128, twice the splits) against
+   the float64 reference, on rows whose planned grid exceeds the
+   multiprocessors so that it is taken: MQA Sq 16 (512 rows, 8 row tiles),
+   group 4 Sq 12 at D 64 (48 of 64 rows valid), group 40 Sq 3 in [B,S,H,D]
+   (a row tile of 56 valid rows), fully masked rows with 21 forced splits
+   that do not divide the keys (the last one 160 of 192 keys), and group 33
+   Sq 1 over 33000 keys (129 splits); the strided lse of each. Then the
+   default on the same rows does not take it. */
+Test(attention, decode_pair_matches_reference)
+{
+    int major = 0, minor = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, &major, &minor, NULL));
+    const int sm90 = major == 9 && minor == 0;
+    const struct {
+        acase c;
+        int forced, splits;
+    } cs[] = {
+        {{KG_BF16, 2, 32, 1, 16, 3000, 128, 1, MASK_NONE, 0, 0, 0.f}, 0, 10},
+        {{KG_F16, 8, 16, 4, 12, 2500, 64, 1, MASK_NONE, 0, 0, 0.f}, 0, 7},
+        {{KG_BF16, 8, 40, 1, 3, 3001, 128, 0, MASK_NONE, 0, 1, 0.f}, 0, 10},
+        {{KG_BF16, 8, 8, 1, 8, 4000, 128, 0, MASK_EMPTY_ROWS, 2, 0, 0.f}, 23, 21},
+        {{KG_F16, 1, 66, 2, 1, 33000, 64, 0, MASK_NONE, 0, 0, 0.f}, 0, 129},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
+            continue;
+        for (int on = 1; on >= 0; on--) {
+            kg_test_attn_dec_pair(on);
+            kg_test_force_attn_splits(ctx, cs[i].forced);
+            run_case_once(&cs[i].c);
+            cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_DECODE4, "case %zu: %s", i, path_name);
+            const int took = kg_test_last_attn_dec_pair();
+            cr_assert_eq(took, on && sm90 && kg_test_last_attn_tma(), "case %zu, pair %d: took %d", i, on, took);
+            if (took)
+                cr_assert_eq(kg_test_last_attn_splits(ctx), cs[i].splits, "case %zu: %d splits", i,
+                             kg_test_last_attn_splits(ctx));
+            if (took)
+                cr_assert_eq(kg_test_last_attn_dec_stages(), cs[i].c.D == 128 ? 2 : 3);
+        }
+    }
+    kg_test_attn_dec_pair(0);
+    kg_test_force_attn_splits(ctx, 0);
+}
+
+/* The candidate changes where blocks run and how many stages they keep,
+   not what they compute: its bits equal the default launch's at the same
+   split count (forced), run to run too (the same call twice), also where
+   one split already fills the GPU (B 64 Hq 32 Hkv 8 Sq 16: 512 blocks, no
+   partials) and with the combine kernel's lanes at 1 and 32. */
+Test(attention, decode_pair_keeps_the_bits)
+{
+    const struct {
+        int B, Hq, Hkv, Sq, Sk, D, causal, lanes;
+    } cs[] = {
+        {2, 32, 1, 16, 3000, 128, 1, 0}, {4, 32, 8, 16, 5000, 128, 1, 0}, {8, 16, 4, 12, 2500, 64, 0, 0},
+        {64, 32, 8, 16, 1200, 128, 1, 0}, {2, 32, 1, 16, 3000, 128, 0, 1}, {2, 32, 1, 16, 3000, 128, 0, 32},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
+            continue;
+        dec_io x;
+        dec_io_open(&x, cs[i].B, cs[i].Hq, cs[i].Hkv, cs[i].Sq, cs[i].Sk, cs[i].D);
+        uint16_t *o3 = malloc(x.nq * 2);
+        const kg_attention_opts opts = {0.f, cs[i].causal};
+        kg_test_attn_dec_lanes(cs[i].lanes);
+        kg_test_attn_dec_pair(1);
+        dec_io_run(&x, &opts, x.o1);
+        const int took = kg_test_last_attn_dec_pair(), splits = kg_test_last_attn_splits(ctx);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_DECODE4);
+        dec_io_run(&x, &opts, o3);
+        cr_assert(memcmp(x.o1, o3, x.nq * 2) == 0, "case %zu: the candidate's runs differ", i);
+        kg_test_attn_dec_pair(0);
+        kg_test_force_attn_splits(ctx, splits);
+        dec_io_run(&x, &opts, x.o2);
+        cr_assert_eq(kg_test_last_attn_splits(ctx), splits);
+        cr_assert_eq(kg_test_last_attn_dec_pair(), 0);
+        cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "case %zu (took %d, %d splits): bits differ from the default's",
+                  i, took, splits);
+        kg_test_force_attn_splits(ctx, 0);
+        kg_test_attn_dec_lanes(0);
+        free(o3);
+        dec_io_close(&x);
+    }
+    kg_test_attn_dec_pair(0);
 }
 
 TestSuite(attention, .init = gpu_setup, .fini = close_ctx, .timeout = 600);
