@@ -2529,9 +2529,11 @@ Test(attention, decode_is_bitwise_reproducible)
    default on the same rows does not take it. */
 Test(attention, decode_pair_matches_reference)
 {
-    int major = 0, minor = 0;
-    KT_OK(ctx, kg_device_info(ctx, NULL, 0, &major, &minor, NULL));
-    const int sm90 = major == 9 && minor == 0;
+    int major = 0, minor = 0, sms = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, &major, &minor, &sms));
+    /* (the grids and splits below are planned for 132 multiprocessors: an
+       H100 SXM or H200; elsewhere the candidate is checked where it takes) */
+    const int sm90 = major == 9 && minor == 0, at132 = sms == 132;
     const struct {
         acase c;
         int forced, splits;
@@ -2551,8 +2553,9 @@ Test(attention, decode_pair_matches_reference)
             run_case_once(&cs[i].c);
             cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_DECODE4, "case %zu: %s", i, path_name);
             const int took = kg_test_last_attn_dec_pair();
-            cr_assert_eq(took, on && sm90 && kg_test_last_attn_tma(), "case %zu, pair %d: took %d", i, on, took);
-            if (took)
+            cr_assert(on ? !at132 || took == (sm90 && kg_test_last_attn_tma()) : !took, "case %zu, pair %d: took %d", i,
+                      on, took);
+            if (took && at132)
                 cr_assert_eq(kg_test_last_attn_splits(ctx), cs[i].splits, "case %zu: %d splits", i,
                              kg_test_last_attn_splits(ctx));
             if (took)
@@ -2595,8 +2598,8 @@ Test(attention, decode_pair_keeps_the_bits)
         dec_io_run(&x, &opts, x.o2);
         cr_assert_eq(kg_test_last_attn_splits(ctx), splits);
         cr_assert_eq(kg_test_last_attn_dec_pair(), 0);
-        cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "case %zu (took %d, %d splits): bits differ from the default's",
-                  i, took, splits);
+        cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "case %zu (took %d, %d splits): bits differ from the default's", i,
+                  took, splits);
         kg_test_force_attn_splits(ctx, 0);
         kg_test_attn_dec_lanes(0);
         free(o3);
