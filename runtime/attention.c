@@ -898,9 +898,10 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     const int sf = __atomic_load_n(&dec_spread_force, __ATOMIC_RELAXED);
     const int spread =
         !pair && ctx->cc_major == 9 && ctx->cc_minor == 0 && (sf > 0 || (sf == 0 && nblocks <= ctx->sm_count));
-    if (spread && (int64_t)(smem + 1024) * 2 <= (228 << 10))
+    const int pad = spread && (int64_t)(smem + 1024) * 2 <= (228 << 10);
+    if (pad)
         smem = (114 << 10) + 1;
-    __atomic_store_n(&dec_spread_last, smem != e->smem, __ATOMIC_RELAXED);
+    __atomic_store_n(&dec_spread_last, pad, __ATOMIC_RELAXED);
     /* the stages on bulk tensor copies: Q, 1 KB of alignment and each
        stage's K and V tiles in whole 64-element panels, within the 227 KB a
        block may have (attention_decode.cuh). 32-row tiles (MQA-like groups)
