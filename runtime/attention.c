@@ -779,6 +779,60 @@ static kg_status dec_raise_smem(kg_context *ctx, int kernel, int smem)
     return KG_OK;
 }
 
+/* The pair candidate (kg_test_attn_dec_pair on) wants two blocks of 84 KB
+   (D 128, 2 stages) or 108.5 KB (D 64) a multiprocessor; whether they both
+   become resident depends on the L1 / shared-memory split the driver picks
+   for the launch. So a pair launch first sets its kernel's preferred
+   carveout to the most shared memory (cudaSharedmemCarveoutMaxShared), and
+   a later launch of that kernel without pair puts the default back: the
+   kernels set to the most, per (device, kernel), are remembered here. A
+   process that never turns the hook on makes no call (main's launches as
+   before). Open addressing, KG_DEC_CARVE_SLOTS entries; when full, a pair
+   launch sets the preference at every call and a non-pair launch of a
+   kernel it could not remember keeps it. */
+#define KG_DEC_CARVE_SLOTS 256
+static long long dec_carve[KG_DEC_CARVE_SLOTS]; /* (device << 32 | kernel) + 1; 0: empty; -1: removed */
+static pthread_mutex_t dec_carve_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static kg_status dec_carveout(kg_context *ctx, int kernel, int pair)
+{
+    const long long key = ((long long)ctx->device << 32 | (unsigned)kernel) + 1;
+    int at = -1, free_at = -1;
+    pthread_mutex_lock(&dec_carve_lock);
+    for (int i = 0, h = (int)(((unsigned long long)key * 0x9E3779B97F4A7C15ull) >> 56); i < KG_DEC_CARVE_SLOTS; i++) {
+        const int x = (h + i) % KG_DEC_CARVE_SLOTS;
+        if (dec_carve[x] == key) {
+            at = x;
+            break;
+        }
+        if (dec_carve[x] <= 0 && free_at < 0)
+            free_at = x;
+        if (dec_carve[x] == 0)
+            break;
+    }
+    pthread_mutex_unlock(&dec_carve_lock);
+    if (pair == (at >= 0))
+        return KG_OK; /* already the most (pair), or never set (not pair) */
+    cudaKernel_t kern;
+    kg_status st = kg_kernel(ctx, kernel, &kern);
+    if (st != KG_OK)
+        return st;
+    const cudaError_t err = cudaKernelSetAttributeForDevice(
+        kern, cudaFuncAttributePreferredSharedMemoryCarveout,
+        pair ? (int)cudaSharedmemCarveoutMaxShared : (int)cudaSharedmemCarveoutDefault, ctx->device);
+    if (err != cudaSuccess) {
+        cudaGetLastError();
+        return kg_cuda_fail(ctx, err, "setting the decode kernel's shared memory carveout");
+    }
+    pthread_mutex_lock(&dec_carve_lock);
+    if (pair && free_at >= 0 && dec_carve[free_at] <= 0)
+        dec_carve[free_at] = key;
+    else if (!pair && dec_carve[at] == key)
+        dec_carve[at] = -1;
+    pthread_mutex_unlock(&dec_carve_lock);
+    return KG_OK;
+}
+
 /* Bytes of split partials one decode launch may use after the counters. */
 #define KG_ATTN_PART_BYTES ((int64_t)256 << 20)
 
@@ -956,6 +1010,8 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     p->dflags = (uint16_t)((late ? KG_DEC_LATE_PDL : 0) | kbits | (tail > 0 ? KG_DEC_TAIL | (unsigned)tail << 8 : 0u));
     __atomic_store_n(&dec_late_last, late, __ATOMIC_RELAXED);
     st = dec_raise_smem(ctx, e->kernel, smem);
+    if (st == KG_OK)
+        st = dec_carveout(ctx, e->kernel, pair);
     if (st != KG_OK)
         return st;
     void *argv[2] = {p, tm}; /* (the combine kernel takes p alone) */
