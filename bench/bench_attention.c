@@ -351,8 +351,9 @@ static void ptrace_call(call_t *c, const char *label, double event_us, int grid,
 }
 
 /* Sets the decode hooks to one configuration of $KG_BENCH_DECVS (','-
-   separated words: def, stN, pair, late, early, comb, fused, tail, spon, spoff, rN, rows, cN, sN, xN, dN; see
-   dec_configs), from the runtime's choices; planned: the planner's splits. */
+   separated words: def, stN, pair, prule, nopair, late, early, comb, fused,
+   tail, spon, spoff, rN, rows, cN, sN, xN, dN; see dec_configs), from the
+   runtime's choices; planned: the planner's splits. */
 static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
 {
     kg_test_attn_dec_stages(0);
@@ -402,6 +403,10 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
             kg_test_attn_pdl(ctx, 0);
         else if (l == 4 && !strncmp(x, "pair", 4))
             kg_test_attn_dec_pair(1);
+        else if (l == 5 && !strncmp(x, "prule", 5))
+            kg_test_attn_dec_pair(2);
+        else if (l == 6 && !strncmp(x, "nopair", 6))
+            kg_test_attn_dec_pair(-1);
         else if (l >= 2 && x[0] == 'c' && x[1] >= '0' && x[1] <= '9')
             kg_test_attn_dec_chunk(v > 0 ? v : -1);
         else if (l >= 2 && x[0] == 's')
@@ -482,7 +487,8 @@ static double graph_us(call_t *c, int n, int reps)
 /* $KG_BENCH_DECVS=<';'-separated configurations, each ','-separated words:
    def (the runtime's choices), stN (N stages on bulk tensor copies; st0
    the kernel's own), pair (session 31's candidate: two 64-row blocks a
-   multiprocessor, kg_test_attn_dec_pair), late /
+   multiprocessor, kg_test_attn_dec_pair), prule (that candidate where
+   session 33's kg_attn_dec_pair_rule takes it), nopair (never), late /
    early (the decode kernel's PDL trigger after / before its wait), comb /
    fused / tail (the merge: the combine kernel, the last block, the last
    blocks of each row tile), spon / spoff (the one-block-per-multiprocessor padding), r16 /

@@ -14,6 +14,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "attention_check.h"
@@ -552,13 +553,56 @@ int kg_attn_dec_pair_stages(int64_t rows_tile, int64_t D, int64_t bn, int most)
     return 0;
 }
 
+int kg_attn_dec_pair_rule(int64_t row_tiles, int64_t blocks, int splits, int chunk, int pair_splits, int pair_chunk,
+                          int bn, int64_t sms, int def_per_sm)
+{
+    if (row_tiles < 1 || blocks < row_tiles || blocks > ((int64_t)1 << 40) || splits < 1 || pair_splits < 1 ||
+        splits > (1 << 20) || pair_splits > (1 << 20) || chunk < 1 || pair_chunk < 1 || bn < 1 || sms < 1 ||
+        sms > (1 << 20) || def_per_sm < 1)
+        return 0;
+    if (row_tiles < 2 || def_per_sm > 1)
+        return 0;
+    const int64_t nd = blocks * splits, np = blocks * pair_splits;
+    if (np <= sms)
+        return 0;
+    const int64_t wd = (chunk + bn - 1) / bn, wp = (pair_chunk + bn - 1) / bn; /* key tiles a block */
+    /* the critical paths in the time of a key tile of one block alone,
+       x TWO_Q: a wave of the default (one block a multiprocessor) TWO_Q *
+       wd; a full wave of the pair's 2 x sms blocks 8 * wp (each of two
+       blocks at TWO_Q / 8 of one block's rate), a last wave of at most sms
+       blocks TWO_Q * wp */
+    const double q = KG_ATTN_DEC_PAIR_TWO_Q; /* (doubles: no overflow; exact below 2^53) */
+    const double td = (double)((nd + sms - 1) / sms) * (double)wd * q;
+    const int64_t full = np / (2 * sms), rem = np % (2 * sms);
+    const double tp = (double)full * 8 * (double)wp + (rem > sms ? 8 * (double)wp : rem > 0 ? q * (double)wp : 0);
+    return td * 100 >= tp * KG_ATTN_DEC_PAIR_GAIN_PCT;
+}
+
 /* kg_test_attn_dec_pair (a test and benchmark hook, process-wide): 1 the
-   session 31 candidate (two 64-row decode blocks a multiprocessor), else
-   off */
-static int dec_pair_force, dec_pair_last;
+   session 31 candidate (two 64-row decode blocks a multiprocessor), 2 where
+   kg_attn_dec_pair_rule says so, -1 off, 0 the runtime's choice (the rule
+   where the environment has KG_ATTN_DEC_PAIR=rule, read once, else off) */
+static int dec_pair_force, dec_pair_last, dec_pair_env;
+static pthread_once_t dec_pair_once = PTHREAD_ONCE_INIT;
 
 void kg_test_attn_dec_pair(int on) { __atomic_store_n(&dec_pair_force, on, __ATOMIC_RELAXED); }
 int kg_test_last_attn_dec_pair(void) { return __atomic_load_n(&dec_pair_last, __ATOMIC_RELAXED); }
+
+static void dec_pair_read_env(void)
+{
+    const char *e = getenv("KG_ATTN_DEC_PAIR");
+    dec_pair_env = e && !strcmp(e, "rule") ? 2 : 0;
+}
+
+/* the pair mode of a decode launch: 0 off, 1 forced, 2 the rule */
+static int dec_pair_mode(void)
+{
+    const int f = __atomic_load_n(&dec_pair_force, __ATOMIC_RELAXED);
+    if (f != 0)
+        return f == 1 || f == 2 ? f : 0;
+    pthread_once(&dec_pair_once, dec_pair_read_env);
+    return dec_pair_env;
+}
 
 int kg_attn_dec_tail_mergers(int64_t tiles, int splits, int64_t items, int lanes, int64_t sms)
 {
@@ -873,7 +917,8 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
        (kg_attn_dec_pair_stages); taken only where the grid it plans is
        larger than the multiprocessors (else it plans the same splits and
        the one-a-multiprocessor launch below stands) */
-    const int pair_st = __atomic_load_n(&dec_pair_force, __ATOMIC_RELAXED) > 0 && variant == KG_ATTN_V_DECODE4 &&
+    const int pmode = dec_pair_mode();
+    const int pair_st = pmode > 0 && variant == KG_ATTN_V_DECODE4 &&
                                 (D == 64 || D == 128) && tm->on && ctx->cc_major == 9 && ctx->cc_minor == 0
                             ? kg_attn_dec_pair_stages(R, D, kg_attn_dec_bn[slot], KG_DEC_MAX_STAGES)
                             : 0;
@@ -895,10 +940,24 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     const int cf = __atomic_load_n(&dec_chunk_force, __ATOMIC_RELAXED);
     const int64_t per_row = cf > 0 ? cf : cf < 0 ? 0 : KG_ATTN_SPLIT_PER_ROW;
     kg_attn_split sp = kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], slots, ms, per_row * vr, fill, forced);
-    const int pair = pair_st > 0 && blocks * sp.splits > ctx->sm_count;
-    if (pair_st > 0 && !pair)
-        sp = kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], (int64_t)ctx->sm_count * per_sm, ms, per_row * vr,
-                                fill, forced);
+    int pair = pair_st > 0 && blocks * sp.splits > ctx->sm_count;
+    if (pair_st > 0) {
+        const kg_attn_split sd = kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], (int64_t)ctx->sm_count * per_sm,
+                                                    ms, per_row * vr, fill, forced);
+        /* session 33's rule (mode 2): the default's residency, one block a
+           multiprocessor where the spread rule below pads its one wave,
+           else as many as its shared memory lets (D 64: two) */
+        if (pair && pmode == 2) {
+            const int64_t nd = blocks * sd.splits;
+            int dres = (int)((228 << 10) / (e->smem + 1024));
+            if (nd <= ctx->sm_count || dres < 1)
+                dres = 1;
+            pair = kg_attn_dec_pair_rule(nrt, blocks, sd.splits, sd.chunk, sp.splits, sp.chunk, kg_attn_dec_bn[slot],
+                                         ctx->sm_count, dres > 2 ? 2 : dres);
+        }
+        if (!pair)
+            sp = sd;
+    }
     __atomic_store_n(&dec_fill_last, fill, __ATOMIC_RELAXED);
     __atomic_store_n(&dec_pair_last, pair, __ATOMIC_RELAXED);
     p->splits = sp.splits;

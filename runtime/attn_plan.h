@@ -274,11 +274,49 @@ KG_API int64_t kg_attn_dec4_smem(int64_t rows_tile, int64_t D, int64_t bn, int s
    not even 2 do. D 128 (64-key tiles): 2; D 64 (128-key tiles): 3. */
 KG_API int kg_attn_dec_pair_stages(int64_t rows_tile, int64_t D, int64_t bn, int most);
 
+/* Session 33's predicate for the candidate (kg_attn_dec_pair_rule): the
+   model's gain the pair launch must reach, percent, and the throughput of a
+   multiprocessor running two such blocks, in quarters of one block's (5:
+   1.25x; H100 s31r1: 1.21-1.36x on the full compute-bound grids). */
+#define KG_ATTN_DEC_PAIR_GAIN_PCT 110
+#define KG_ATTN_DEC_PAIR_TWO_Q 5
+
+/* Session 33's predicate: whether the pair launch should be taken where it
+   applies (s31r1: it lost where each K / V tile had one row tile, and where
+   its grid left many multiprocessors with one block). 1 iff all of:
+   - row_tiles (the 64-row tiles of one KV head, group x Sq / 64 rounded
+     up) >= 2: each K / V tile then serves two or more blocks (L2), so a
+     block streams at most half of its tile's bytes from memory. With one
+     row tile a block at one a multiprocessor already streams 32 KB a key
+     tile every ~1.7 µs, 132 x 32 KB / 1.7 µs = 2.5 TB/s, ~83% of copy
+     (s31r1 measured those rows at 76-81% of copy): a second block has no
+     bytes to take, and pays the 2 stages and the larger merge;
+   - def_per_sm (the blocks the default launch has resident a
+     multiprocessor) is 1: where it is 2 already (D 64's 3 stages on more
+     than one wave, not padded), the pair launch is the default's;
+   - the pair grid (blocks x pair_splits) exceeds `sms`, and its critical
+     path in key tiles, with a multiprocessor of two blocks running them at
+     KG_ATTN_DEC_PAIR_TWO_Q / 4 of one block's throughput and a last wave
+     of at most `sms` blocks one a multiprocessor, is at most
+     100 / KG_ATTN_DEC_PAIR_GAIN_PCT of the default's (its waves of `sms`
+     blocks x its key tiles a block): the gain must pay the larger partials
+     and merge. A grid that leaves multiprocessors with one block (s31r1:
+     B 1 Hq 16 Hkv 2 Sq 16 Sk 15951, 200 blocks: 68 with two, 64 with one)
+     gains nothing on its critical path.
+   blocks: the row tiles of the call (B x Hkv x row_tiles); splits / chunk
+   and pair_splits / pair_chunk: kg_attn_plan_split's plans for `sms` and
+   2 x `sms` slots; bn: the kernel's key tile. 0 for arguments out of range. */
+KG_API int kg_attn_dec_pair_rule(int64_t row_tiles, int64_t blocks, int splits, int chunk, int pair_splits,
+                                 int pair_chunk, int bn, int64_t sms, int def_per_sm);
+
 /* The candidate, process-wide (a test and benchmark hook): 1 on (where it
    applies: the 64-row tiles at D 64 / 128 on bulk tensor copies,
    compute capability 9.0, and the planned grid larger than the
-   multiprocessors), -1 or 0 off (0: the runtime's choice, off until a
-   measurement says otherwise); whether the last decode launch took it. */
+   multiprocessors), 2 where it applies and kg_attn_dec_pair_rule says so
+   (session 33), -1 off, 0 the runtime's choice: off until a measurement
+   says otherwise, or the rule where the environment has KG_ATTN_DEC_PAIR=rule
+   (read at the first decode launch); whether the last decode launch took
+   it. */
 KG_API void kg_test_attn_dec_pair(int on);
 KG_API int kg_test_last_attn_dec_pair(void);
 

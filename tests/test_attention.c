@@ -726,6 +726,90 @@ Test(attention_plan, decode_pair_stages_and_shared_memory)
             }
 }
 
+/* Session 33's rule for the pair candidate (kg_attn_dec_pair_rule) on the
+   rows s31r1 measured (H100, 132 multiprocessors; def/pair in the comment),
+   planned as the runtime plans them (kg_attn_plan_split for 132 and 264
+   slots, 4 keys a valid row): it takes the rows where each K / V tile has
+   two or more row tiles and the pair grid gives every multiprocessor two
+   blocks, and none of the rows pair lost. */
+Test(attention_plan, decode_pair_rule)
+{
+    const struct {
+        int B, Hq, Hkv, Sq, Sk, D, take;
+    } rs[] = {
+        {8, 32, 1, 16, 8192, 128, 1},   /* 1.308 */
+        {8, 64, 8, 16, 8192, 128, 1},   /* 1.210 */
+        {8, 32, 8, 16, 8192, 128, 0},   /* 0.991: one row tile a KV head */
+        {1, 32, 8, 16, 32768, 128, 0},  /* 0.920: one row tile */
+        {32, 32, 8, 11, 1198, 128, 0},  /* 1.061: one row tile (the waves' gain only) */
+        {1, 16, 2, 16, 15951, 128, 0},  /* 0.882: 200 blocks, 64 multiprocessors with one */
+        {16, 256, 8, 5, 1476, 128, 1},  /* 1.076 */
+        {8, 16, 2, 10, 4600, 128, 1},   /* 1.193 */
+        {64, 64, 2, 5, 6101, 64, 0},    /* 1.001: the default already two a multiprocessor */
+        {4, 64, 8, 5, 4077, 128, 0},    /* 0.949: one row tile */
+        {1, 32, 2, 14, 27210, 128, 1},  /* 1.081 */
+        {4, 128, 4, 16, 15118, 128, 1}, /* 1.317 */
+        {8, 32, 4, 12, 27104, 128, 1},  /* 1.357 */
+        {4, 128, 4, 15, 60646, 64, 1},  /* 1.276 */
+        {32, 64, 2, 14, 12625, 64, 0},  /* 1.003: the default already two a multiprocessor */
+        {2, 256, 8, 7, 1047, 128, 1},   /* 1.127 */
+        {8, 32, 2, 11, 10340, 64, 1},   /* 1.435 */
+        {4, 16, 4, 12, 17930, 128, 0},  /* 0.964: one row tile */
+        {2, 32, 8, 12, 2792, 128, 0},   /* 0.936: one row tile */
+    };
+    for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++) {
+        const int64_t rows = (int64_t)rs[i].Hq / rs[i].Hkv * rs[i].Sq, nrt = (rows + 63) / 64;
+        const int64_t blocks = (int64_t)rs[i].B * rs[i].Hkv * nrt, vr = rows < 64 ? rows : 64;
+        const int bn = rs[i].D == 128 ? 64 : 128;
+        const kg_attn_split d =
+            kg_attn_plan_split(blocks, rs[i].Sk, bn, 132, KG_ATTN_MAX_SPLITS, KG_ATTN_SPLIT_PER_ROW * vr, 0, 0);
+        const kg_attn_split p =
+            kg_attn_plan_split(blocks, rs[i].Sk, bn, 264, KG_ATTN_MAX_SPLITS, KG_ATTN_SPLIT_PER_ROW * vr, 0, 0);
+        /* the default's residency: D 64's 3 stages (108544 bytes) fit two a
+           multiprocessor where its grid is more than one wave (not padded) */
+        const int dres = rs[i].D == 64 && blocks * d.splits > 132 ? 2 : 1;
+        const int t = kg_attn_dec_pair_rule(nrt, blocks, d.splits, d.chunk, p.splits, p.chunk, bn, 132, dres);
+        cr_assert_eq(t, rs[i].take, "row %zu (B %d Hq %d Hkv %d Sq %d Sk %d D %d): %d / %d splits, took %d", i,
+                     rs[i].B, rs[i].Hq, rs[i].Hkv, rs[i].Sq, rs[i].Sk, rs[i].D, d.splits, p.splits, t);
+    }
+    /* by hand (132 multiprocessors, key tiles a block, x 5 for 1.25x):
+       4 row tiles of 2 a head, 32 splits of 8 tiles (one wave: 40) against
+       50 of 5 (200 blocks: 8 x 5 = 40): gain 1.00, not taken; 66 of 4
+       (264 blocks, 32): 1.25, taken */
+    cr_assert_eq(kg_attn_dec_pair_rule(2, 4, 32, 512, 50, 320, 64, 132, 1), 0);
+    cr_assert_eq(kg_attn_dec_pair_rule(2, 4, 32, 512, 66, 256, 64, 132, 1), 1);
+    /* 384 row tiles of one split, 24 key tiles: 3 waves (360) against a
+       full pair wave and 120 blocks alone (8 x 24 + 5 x 24 = 312): 1.15 */
+    cr_assert_eq(kg_attn_dec_pair_rule(3, 384, 1, 1476, 1, 1476, 64, 132, 1), 1);
+    /* the 110% bound exactly: 11 x 8 key tiles (one wave: 5 x 88 = 440)
+       against 8 x 50 = 400 takes, 8 x 51 = 408 does not */
+    cr_assert_eq(kg_attn_dec_pair_rule(2, 132, 1, 88 * 64, 2, 50 * 64, 64, 132, 1), 1);
+    cr_assert_eq(kg_attn_dec_pair_rule(2, 132, 1, 88 * 64, 2, 51 * 64, 64, 132, 1), 0);
+    /* one row tile, the default two a multiprocessor, a pair grid of one
+       wave: never */
+    cr_assert_eq(kg_attn_dec_pair_rule(1, 64, 2, 4096, 4, 2048, 64, 132, 1), 0);
+    cr_assert_eq(kg_attn_dec_pair_rule(8, 64, 2, 4096, 4, 2048, 64, 132, 2), 0);
+    cr_assert_eq(kg_attn_dec_pair_rule(8, 64, 2, 4096, 4, 2048, 64, 132, 1), 1);
+    cr_assert_eq(kg_attn_dec_pair_rule(8, 64, 2, 4096, 2, 4096, 64, 132, 1), 0);
+    /* arguments out of range */
+    cr_assert_eq(kg_attn_dec_pair_rule(0, 64, 2, 4096, 4, 2048, 64, 132, 1), 0);
+    cr_assert_eq(kg_attn_dec_pair_rule(8, 4, 2, 4096, 4, 2048, 64, 132, 1), 0);
+    cr_assert_eq(kg_attn_dec_pair_rule(8, 64, 0, 4096, 4, 2048, 64, 132, 1), 0);
+    cr_assert_eq(kg_attn_dec_pair_rule(8, 64, 2, 0, 4, 2048, 64, 132, 1), 0);
+    cr_assert_eq(kg_attn_dec_pair_rule(8, 64, 2, 4096, 4, 2048, 0, 132, 1), 0);
+    cr_assert_eq(kg_attn_dec_pair_rule(8, 64, 2, 4096, 4, 2048, 64, 0, 1), 0);
+    cr_assert_eq(kg_attn_dec_pair_rule(8, 64, 2, 4096, 4, 2048, 64, 132, 0), 0);
+    cr_assert_eq(kg_attn_dec_pair_rule(INT64_MAX, INT64_MAX, INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX,
+                                       INT64_MAX, INT32_MAX),
+                 0);
+    cr_assert_eq(kg_attn_dec_pair_rule(2, (int64_t)1 << 40, INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX, 1, 1 << 20, 1),
+                 0);
+    /* the largest in range: no overflow (2^60 blocks, full waves of 2^20
+       and 2^21: 5 / 4 of the critical path either way) */
+    cr_assert_eq(kg_attn_dec_pair_rule(2, (int64_t)1 << 40, 1 << 20, INT32_MAX, 1 << 20, INT32_MAX, 1, 1 << 20, 1), 1);
+    cr_assert_eq(kg_attn_dec_pair_rule(2, (int64_t)1 << 40, 1, INT32_MAX, 1, INT32_MAX, 1, 1 << 20, 1), 1);
+}
+
 /* ---- GPU: numerics ----------------------------------------------------------- */
 
 static uint64_t rng;
@@ -2614,6 +2698,65 @@ Test(attention, decode_pair_keeps_the_bits)
         kg_test_force_attn_splits(ctx, 0);
         kg_test_attn_dec_lanes(0);
         free(o3);
+        dec_io_close(&x);
+    }
+    kg_test_attn_dec_pair(0);
+}
+
+/* Session 33's rule (kg_test_attn_dec_pair(2), kg_attn_dec_pair_rule)
+   against the float64 reference (run_case_once, lse included), where it
+   takes the pair launch and where not (on 132 multiprocessors: planned
+   there, the rule's decision and splits asserted), and its bits: equal to
+   the forced pair launch's where it took, to the default's (pair off)
+   where it did not. Cases: MQA Sq 16 causal with B 8 (256 pair blocks:
+   taken, 4 splits) and B 2 (160 blocks, 5 key tiles each against the
+   default's 6: not taken), group 4 Sq 16 (one row tile a KV head: not
+   taken), group 8 Sq 12 at D 64 (taken, 8 splits), fully masked rows with
+   group 16 Sq 8 (B 16: taken, 8 splits; B 8: 208 blocks, not taken). */
+Test(attention, decode_pair_rule_matches_reference)
+{
+    int major = 0, minor = 0, sms = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, &major, &minor, &sms));
+    const int at132 = major == 9 && minor == 0 && sms == 132;
+    const struct {
+        acase c;
+        int take, splits;
+    } cs[] = {
+        {{KG_BF16, 8, 32, 1, 16, 3000, 128, 1, MASK_NONE, 0, 0, 0.f}, 1, 4},
+        {{KG_BF16, 2, 32, 1, 16, 3000, 128, 1, MASK_NONE, 0, 0, 0.f}, 0, 8},
+        {{KG_F16, 4, 32, 8, 16, 5000, 128, 0, MASK_NONE, 0, 0, 0.f}, 0, 4},
+        {{KG_F16, 8, 16, 2, 12, 4000, 64, 0, MASK_NONE, 0, 0, 0.f}, 1, 8},
+        {{KG_BF16, 16, 16, 1, 8, 4000, 128, 0, MASK_EMPTY_ROWS, 2, 0, 0.f}, 1, 8},
+        {{KG_BF16, 8, 16, 1, 8, 4000, 128, 0, MASK_EMPTY_ROWS, 2, 0, 0.f}, 0, 8},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
+            continue;
+        kg_test_attn_dec_pair(2);
+        run_case_once(&cs[i].c);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_DECODE4, "case %zu: %s", i, path_name);
+        const int took = kg_test_last_attn_dec_pair(), splits = kg_test_last_attn_splits(ctx);
+        if (at132 && kg_test_last_attn_tma())
+            cr_assert(took == cs[i].take && splits == cs[i].splits, "case %zu: took %d, %d splits; want %d, %d", i,
+                      took, splits, cs[i].take, cs[i].splits);
+        if (took)
+            cr_assert(kg_test_last_attn_dec_stages() == (cs[i].c.D == 128 ? 2 : 3) &&
+                          kg_test_last_attn_dec_spread() == 0,
+                      "case %zu: %d stages, spread %d", i, kg_test_last_attn_dec_stages(),
+                      kg_test_last_attn_dec_spread());
+        if (cs[i].c.mask != MASK_NONE || cs[i].c.bshd) /* (the bits below: [B,H,S,D], no mask) */
+            continue;
+        dec_io x;
+        dec_io_open(&x, cs[i].c.B, cs[i].c.Hq, cs[i].c.Hkv, cs[i].c.Sq, cs[i].c.Sk, cs[i].c.D);
+        const kg_attention_opts opts = {0.f, cs[i].c.causal};
+        kg_test_attn_dec_pair(2);
+        dec_io_run(&x, &opts, x.o1);
+        cr_assert_eq(kg_test_last_attn_dec_pair(), took, "case %zu", i);
+        kg_test_attn_dec_pair(took ? 1 : -1);
+        dec_io_run(&x, &opts, x.o2);
+        cr_assert(kg_test_last_attn_dec_pair() == took && kg_test_last_attn_splits(ctx) == splits, "case %zu", i);
+        cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "case %zu (took %d): bits differ from the %s launch's", i, took,
+                  took ? "forced pair" : "default");
         dec_io_close(&x);
     }
     kg_test_attn_dec_pair(0);
