@@ -588,20 +588,21 @@ static pthread_once_t dec_pair_once = PTHREAD_ONCE_INIT;
 void kg_test_attn_dec_pair(int on) { __atomic_store_n(&dec_pair_force, on, __ATOMIC_RELAXED); }
 int kg_test_last_attn_dec_pair(void) { return __atomic_load_n(&dec_pair_last, __ATOMIC_RELAXED); }
 
-static void dec_pair_read_env(void)
+void kgi_attn_dec_pair_reload(void)
 {
     const char *e = getenv("KG_ATTN_DEC_PAIR");
-    dec_pair_env = e && !strcmp(e, "rule") ? 2 : 0;
+    __atomic_store_n(&dec_pair_env, e && !strcmp(e, "rule") ? 2 : 0, __ATOMIC_RELAXED);
 }
 
-/* the pair mode of a decode launch: 0 off, 1 forced, 2 the rule */
-static int dec_pair_mode(void)
+static void dec_pair_first(void) { kgi_attn_dec_pair_reload(); }
+
+int kgi_attn_dec_pair_mode(void)
 {
     const int f = __atomic_load_n(&dec_pair_force, __ATOMIC_RELAXED);
     if (f != 0)
         return f == 1 || f == 2 ? f : 0;
-    pthread_once(&dec_pair_once, dec_pair_read_env);
-    return dec_pair_env;
+    pthread_once(&dec_pair_once, dec_pair_first);
+    return __atomic_load_n(&dec_pair_env, __ATOMIC_RELAXED);
 }
 
 int kg_attn_dec_tail_mergers(int64_t tiles, int splits, int64_t items, int lanes, int64_t sms)
@@ -917,7 +918,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
        (kg_attn_dec_pair_stages); taken only where the grid it plans is
        larger than the multiprocessors (else it plans the same splits and
        the one-a-multiprocessor launch below stands) */
-    const int pmode = dec_pair_mode();
+    const int pmode = kgi_attn_dec_pair_mode();
     const int pair_st = pmode > 0 && variant == KG_ATTN_V_DECODE4 &&
                                 (D == 64 || D == 128) && tm->on && ctx->cc_major == 9 && ctx->cc_minor == 0
                             ? kg_attn_dec_pair_stages(R, D, kg_attn_dec_bn[slot], KG_DEC_MAX_STAGES)

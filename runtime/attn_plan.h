@@ -320,6 +320,12 @@ KG_API int kg_attn_dec_pair_rule(int64_t row_tiles, int64_t blocks, int splits, 
 KG_API void kg_test_attn_dec_pair(int on);
 KG_API int kg_test_last_attn_dec_pair(void);
 
+/* The pair mode the next decode launch takes (0 off, 1 forced, 2 the rule:
+   the hook, else KG_ATTN_DEC_PAIR as read at the first call of this), and a
+   reading of KG_ATTN_DEC_PAIR again (the tests, after setenv). Internal. */
+int kgi_attn_dec_pair_mode(void);
+void kgi_attn_dec_pair_reload(void);
+
 /* The K / V loads of the Hopper prefill kernels and (compute capability
    9.0, head dims 64, 96, 128, 256) the decode kernels, process-wide: -1
    cp.async copies; 0 or 1 the runtime's choice (bulk tensor copies, TMA,

@@ -810,6 +810,31 @@ Test(attention_plan, decode_pair_rule)
     cr_assert_eq(kg_attn_dec_pair_rule(2, (int64_t)1 << 40, 1, INT32_MAX, 1, INT32_MAX, 1, 1 << 20, 1), 1);
 }
 
+/* The pair hook's modes and the environment's KG_ATTN_DEC_PAIR=rule (the
+   runtime's choice, hook 0, only where it is set to exactly "rule"). */
+Test(attention_plan, decode_pair_modes)
+{
+    const char *const vals[] = {NULL, "rule", "RULE", "1", "", "rules"};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+        if (vals[i])
+            setenv("KG_ATTN_DEC_PAIR", vals[i], 1);
+        else
+            unsetenv("KG_ATTN_DEC_PAIR");
+        kgi_attn_dec_pair_reload();
+        const int env = i == 1 ? 2 : 0;
+        const int want[5][2] = {{0, env}, {1, 1}, {2, 2}, {-1, 0}, {3, 0}};
+        for (int j = 0; j < 5; j++) {
+            kg_test_attn_dec_pair(want[j][0]);
+            cr_assert_eq(kgi_attn_dec_pair_mode(), want[j][1], "KG_ATTN_DEC_PAIR %s, hook %d: mode %d",
+                         vals[i] ? vals[i] : "(unset)", want[j][0], kgi_attn_dec_pair_mode());
+        }
+    }
+    unsetenv("KG_ATTN_DEC_PAIR");
+    kgi_attn_dec_pair_reload();
+    kg_test_attn_dec_pair(0);
+    cr_assert_eq(kgi_attn_dec_pair_mode(), 0);
+}
+
 /* ---- GPU: numerics ----------------------------------------------------------- */
 
 static uint64_t rng;
