@@ -2737,7 +2737,10 @@ Test(attention, decode_pair_keeps_the_bits)
    taken, 4 splits) and B 2 (160 blocks, 5 key tiles each against the
    default's 6: not taken), group 4 Sq 16 (one row tile a KV head: not
    taken), group 8 Sq 12 at D 64 (taken, 8 splits), fully masked rows with
-   group 16 Sq 8 (B 16: taken, 8 splits; B 8: 208 blocks, not taken). */
+   group 16 Sq 8 (B 16: taken, 8 splits; B 8: 208 blocks, not taken), and
+   140 row tiles of one split, group 16 Sq 5 causal: at D 128 two waves
+   against one pair wave (taken), at D 64 not (its default, 3 stages
+   unpadded past one wave, already runs two blocks a multiprocessor). */
 Test(attention, decode_pair_rule_matches_reference)
 {
     int major = 0, minor = 0, sms = 0;
@@ -2753,6 +2756,8 @@ Test(attention, decode_pair_rule_matches_reference)
         {{KG_F16, 8, 16, 2, 12, 4000, 64, 0, MASK_NONE, 0, 0, 0.f}, 1, 8},
         {{KG_BF16, 16, 16, 1, 8, 4000, 128, 0, MASK_EMPTY_ROWS, 2, 0, 0.f}, 1, 8},
         {{KG_BF16, 8, 16, 1, 8, 4000, 128, 0, MASK_EMPTY_ROWS, 2, 0, 0.f}, 0, 8},
+        {{KG_BF16, 70, 16, 1, 5, 300, 128, 1, MASK_NONE, 0, 0, 0.f}, 1, 1},
+        {{KG_F16, 70, 16, 1, 5, 300, 64, 1, MASK_NONE, 0, 0, 0.f}, 0, 1},
     };
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
