@@ -375,6 +375,18 @@ M.wg_kvq = {
   [256] = { { nwg = 2, bm = 64, hd = true, kvo = true } },
 }
 M.max_tunes90 = 1
+-- Hopper dQ kernels of the separate dq pass (templates/attention_bwd_sm90q.cuh,
+-- attnb_q_wg: 2 warpgroups on 128 query rows, each keeping dQ of its 64 rows
+-- x D in registers, K / V tiles of 32 keys through 3 stages, the next one
+-- loaded ahead, S / dP / dQ on wgmma), module attnb90q_<dtype>. M.wgq_default:
+-- the separate pass's dq kernel on compute capability 9.0 (the entry's
+-- defq90; KG_ATTNB_TUNE=sep keeps attnb_q_tc, "hq" forces it). D 256: session
+-- 32's hq0, made the default by round s33r1 (NVIDIA H200, 2026-12-06): x 1.387
+-- .. 1.508 over main's attnb_q_tc on 10 rows, geomean x 1.461; hq1 (the tile
+-- after next loaded ahead) qualified at geomean x 1.423 and was removed.
+M.wg_q = { [256] = { { bm = 128, bn = 32, stages = 3 } } }
+M.wgq_default = { [256] = true }
+M.max_q90 = 1
 -- The head dim as the tiles hold it (attnb_kvq_wg's DP): whole panels of 64
 -- elements, or of 32 in the 64-byte swizzle (sw = 64); no padding (the
 -- padded D 32 / 96 tilings lost in session 31's round s31r1).
@@ -417,6 +429,17 @@ local function wg_plan(dt, d, kind, tu, spl)
                                  tu.dqd and ", dQ deferred a step" or "",
                                  tu.sw and string.format(", %d-byte swizzle", tu.sw) or "",
                                  spl and ", query splits" or "") }
+end
+
+-- The Hopper dQ kernel (M.wg_q; attnb_q_wg fixes its shape: 128 query rows,
+-- 32-key tiles, 3 stages): 1 KiB alignment slack, Q and dout (bm x D), the
+-- stages of (K, V) (bn x D each); lse2 and delta in registers
+local function wgq_plan(dt, d, kind, tu)
+  assert(tu.bm == 128 and tu.bn == 32 and tu.stages == 3, "attnb_q_wg: 128 query rows, 32-key tiles, 3 stages")
+  local smem = 1024 + 2 * tu.bm * d * 2 + tu.stages * 2 * tu.bn * d * 2
+  return { threads = 256, minb = 1, rows = tu.bm, smem = smem,
+           call = string.format("attnb_q_wg<%s, %d, %s>", dt.storage, d, kind_enum[kind]),
+           shape = string.format("%d queries x %d-key tiles, %d stages, 2 warpgroups, wgmma", tu.bm, tu.bn, tu.stages) }
 end
 
 -- kg_wgmma_bwd.cuh: wgmma.mma_async m64nNk16 wrappers (f32 accumulators)
@@ -482,7 +505,10 @@ function M.generate(G)
     local any90c = false
     for d in pairs(M.wg_kvq) do any90c = any90c or not M.wg_default[d] end
     local module90c = name ~= "f32" and any90c and G:module("attnb90c_" .. name, { sm90a = true }) or nil
-    local kernels, kernels90, kernels90c = {}, {}, {}
+    -- the Hopper dQ kernels (M.wg_q): their own module, so that a call loads
+    -- only what it runs and attnb90_<dtype> stays as it was
+    local module90q = name ~= "f32" and next(M.wg_q) and G:module("attnb90q_" .. name, { sm90a = true }) or nil
+    local kernels, kernels90, kernels90c, kernels90q = {}, {}, {}, {}
     local function add_to(mod, list, kname, pl, desc)
       local idx = G:kernel({ name = kname, module = mod, vec = 1, desc = desc })
       list[#list + 1] = { name = kname, threads = pl.threads, minb = pl.minb, call = pl.call, desc = desc }
@@ -568,15 +594,31 @@ function M.generate(G)
                            string.format("attention backward %s D=%d: dk, dv = sums of the query splits' partials",
                                          name, d))
       end
+      local q90 = {}
+      if module90q and M.wg_q[d] then
+        assert(#M.wg_q[d] <= M.max_q90, "too many Hopper dQ tunings")
+        for ti, tu in ipairs(M.wg_q[d]) do
+          local per = {}
+          for _, kind in ipairs(M.kinds) do
+            local pl = wgq_plan(dt, d, kind, tu)
+            per[#per + 1] = add_to(module90q, kernels90q,
+                                   string.format("kg_attnb90_%s_d%d_%s_q%d", name, d, kind, ti - 1), pl,
+                                   string.format("attention backward %s D=%d %s: dQ (%s)", name, d, kind, pl.shape))
+          end
+          q90[#q90 + 1] = "{" .. table.concat(per, ", ") .. "}"
+        end
+      end
       local def = name == "f32" and M.f32_default[d] or 0
       assert(def < math.max(#tunes, 1), "default kvq tuning out of range")
-      rows[#rows + 1] = string.format("    [%s][%d] = {%s, {%s}, {%s}, {%s}, %s, %s, %d, %d, {%s}, %d, {%s}, %d},\n",
+      rows[#rows + 1] = string.format("    [%s][%d] = {%s, {%s}, {%s}, {%s}, %s, %s, %d, %d, {%s}, %d, {%s}, %d, {%s}, %d, %d},\n",
                                       dt.enum, di - 1, pre, table.concat(kv, ", "), table.concat(q, ", "),
                                       #kvq > 0 and table.concat(kvq, ", ") or "{{0, 0, 0, 0, 0}}", dqsum, dkvsum, #tunes,
                                       def,
                                       #kvq90 > 0 and table.concat(kvq90, ", ") or "{{0, 0, 0, 0, 0}}", #tunes90,
                                       #kvq90s > 0 and table.concat(kvq90s, ", ") or "{{0, 0, 0, 0, 0}}",
-                                      (#kvq90 > 0 and M.wg_default[d]) and 1 or 0)
+                                      (#kvq90 > 0 and M.wg_default[d]) and 1 or 0,
+                                      #q90 > 0 and table.concat(q90, ", ") or "{{0, 0, 0, 0, 0}}", #q90,
+                                      (#q90 > 0 and M.wgq_default[d]) and 1 or 0)
     end
     G:write("attnb_" .. name .. ".cu", G:render("attention_bwd.cu", {
       header = G.header("templates/attention_bwd.cu and gen/attention_bwd.lua"),
@@ -601,6 +643,18 @@ function M.generate(G)
         dtype = dt, dims = d90, kinds = M.kinds, kernels = kernels90,
         path = "wgmma (sm_90a)", include = "attention_bwd_sm90d.cuh", -- (it includes attention_bwd_sm90.cuh)
       }))
+      if module90q then
+        local dq = {}
+        for _, d in ipairs(M.dims) do
+          if M.wg_q[d] then dq[#dq + 1] = d end
+        end
+        G:write("attnb90q_" .. name .. ".cu", G:render("attention_bwd.cu", {
+          header = G.header("templates/attention_bwd.cu and gen/attention_bwd.lua"),
+          dtype = dt, dims = dq, kinds = M.kinds, kernels = kernels90q,
+          path = "wgmma (sm_90a) dQ of the separate pass",
+          include = "attention_bwd_sm90q.cuh",
+        }))
+      end
       if module90c then
         G:write("attnb90c_" .. name .. ".cu", G:render("attention_bwd.cu", {
           header = G.header("templates/attention_bwd.cu and gen/attention_bwd.lua"),
@@ -638,6 +692,7 @@ typedef struct kg_attnb_launch {
 
 #define KG_ATTNB_MAX_TUNES %d
 #define KG_ATTNB_MAX_TUNES90 %d
+#define KG_ATTNB_MAX_Q90 %d
 
 typedef struct kg_attnb_entry {
     kg_attnb_launch pre;
@@ -656,13 +711,18 @@ typedef struct kg_attnb_entry {
     kg_attnb_launch kvq90s[KG_ATTNB_MAX_TUNES90][KG_ATTN_KIND_COUNT];
     int32_t def90; /* 1: Hopper tuning 0 is the default on compute capability 9.0; 0: the Hopper tunings run
                       only where KG_ATTNB_TUNE=h<i> names one */
+    /* the Hopper dQ kernel of the separate dq pass (sm_90a module attnb90q_<dtype>; KG_ATTNB_TUNE=hq forces it) */
+    kg_attnb_launch q90[KG_ATTNB_MAX_Q90][KG_ATTN_KIND_COUNT];
+    int32_t nq90; /* 0: none for this head dim */
+    int32_t defq90; /* 1: q90[0] is the separate pass's dq kernel on compute capability 9.0 (not under
+                       KG_ATTNB_TUNE=sep) */
 } kg_attnb_entry;
 
 /* [q dtype][head dim slot]; pre.threads == 0 where not generated. */
 extern const kg_attnb_entry kg_attnb_table[KG_DTYPE_COUNT][KG_ATTNB_DIM_COUNT];
 
 #endif
-]], #M.dims, table.concat(dims, ", "), M.max_tunes, M.max_tunes90))
+]], #M.dims, table.concat(dims, ", "), M.max_tunes, M.max_tunes90, M.max_q90))
   local ns, seen = {}, {}
   for d, tunes in pairs(M.wg_kvq) do
     for _, tu in ipairs(tunes) do
@@ -673,6 +733,14 @@ extern const kg_attnb_entry kg_attnb_table[KG_DTYPE_COUNT][KG_ATTNB_DIM_COUNT];
       local ql = tu.bm == 64 * tu.nwg and dp or dp - (tu.nwg - 1) * qc
       if tu.hd then dp, qc, ql = d // 2, d // 2, d // 2 end
       for _, n in ipairs({ tu.bm, dp, qc, ql }) do
+        if not seen[n] then seen[n] = true; ns[#ns + 1] = n end
+      end
+    end
+  end
+  -- (attnb_q_wg: S / dP m64n<bn>, dQ m64n<D>)
+  for d, tunes in pairs(M.wg_q) do
+    for _, tu in ipairs(tunes) do
+      for _, n in ipairs({ tu.bn, d }) do
         if not seen[n] then seen[n] = true; ns[#ns + 1] = n end
       end
     end

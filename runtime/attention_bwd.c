@@ -23,7 +23,10 @@
  * the separate dq pass (KG_ATTNB_TUNE=sep; f16 / bf16 D 256's default):
  *   kv     dk and dv, grid (key blocks, Hkv, B) (on compute capability 9.0
  *          at f16 / bf16 D 256 the Hopper dK / dV kernel, table path 4);
- *   q      dq, grid (query blocks, Hq, B), recomputing the scores.
+ *   q      dq, grid (query blocks, Hq, B), recomputing the scores (on
+ *          compute capability 9.0 at f16 / bf16 D 256 the Hopper dQ
+ *          kernel attnb_q_wg, the entry's defq90; KG_ATTNB_TUNE=sep keeps
+ *          the portable one).
  * No atomics; the lane count is a function of the shape: the same call
  * gives the same bits.
  */
@@ -559,7 +562,9 @@ static int smem_limit(const kg_context *ctx)
    KG_ATTNB_TUNE names one), else the portable one (the entry's kvq_default);
    NULL for the separate dq kernel. KG_ATTNB_TUNE, a tuning hook for benchmarks and
    tests, overrides it: "h<i>" Hopper tuning i (where it runs), "<i>"
-   portable tuning i, "sep" the separate dq kernel, and a trailing 'r' or 'f'
+   portable tuning i, "sep" the separate dq kernels (portable kv and q),
+   "hq" the default kernels with the Hopper dQ kernel of the separate pass
+   where generated (the caller picks it), and a trailing 'r' or 'f'
    sets *mrev (the Hopper kernel's query tiles walked from the last one
    down, or up; the portable kernels always walk up); values that do not
    apply give the default. */
@@ -620,6 +625,11 @@ static kg_status pick_kvq(kg_context *ctx, const attnb_hooks *hk, const kg_attnb
 static int last_kv_kernel = -1;
 
 int kgi_attnb_last_kv_kernel(void) { return __atomic_load_n(&last_kv_kernel, __ATOMIC_RELAXED); }
+
+/* kgi_attnb_last_q_kernel's value (likewise) */
+static int last_q_kernel = -1;
+
+int kgi_attnb_last_q_kernel(void) { return __atomic_load_n(&last_q_kernel, __ATOMIC_RELAXED); }
 
 static kg_status launch(kg_context *ctx, const kg_attnb_launch *e, dim3 grid, kg_attnb_params *p)
 {
@@ -765,6 +775,7 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
             return st;
     }
     p.mrev = mrev;
+    __atomic_store_n(&last_q_kernel, -1, __ATOMIC_RELAXED);
     if (kvq) {
         /* fused: kvq writes dk, dv and the dQ partials, dqsum adds them up */
         p.kv_bn = kvq->rows, p.kv_bm = kvq->tile;
@@ -816,6 +827,14 @@ kg_status kg_attention_backward(kg_context *ctx, const kg_tensor *dq, const kg_t
     }
     if (p.nrows > 0) {
         const kg_attnb_launch *ql = &e->q[kind];
+        /* the Hopper dQ kernel (attnb_q_wg) on compute capability 9.0 where
+           generated as the default (defq90; KG_ATTNB_TUNE=sep keeps the
+           portable one) or forced (KG_ATTNB_TUNE=hq) */
+        const char *env = hook(&hk, HOOK_TUNE);
+        const int sep = env && strcmp(env, "sep") == 0, forced = env && (!strcmp(env, "hq") || !strcmp(env, "hq0"));
+        if (e->nq90 > 0 && ctx->cc_major == 9 && ctx->cc_minor == 0 && (forced || (e->defq90 && !sep)))
+            ql = &e->q90[0][kind];
+        __atomic_store_n(&last_q_kernel, ql->kernel, __ATOMIC_RELAXED);
         st = launch(ctx, ql, (dim3){(unsigned)((Sq + ql->rows - 1) / ql->rows), (unsigned)Hq, (unsigned)B}, &p);
         if (st != KG_OK)
             return st;

@@ -49,4 +49,9 @@ int kgi_attnb_fit(int dtype, int slot, int kind, int want, int limit, int *need)
    check with it that the forced kernel ran, not a default. */
 int kgi_attnb_last_kv_kernel(void);
 
+/* The same for the dQ kernel of the separate dq pass (attnb_q_tc, or the
+   Hopper one, attnb_q_wg): -1 before any, and after a call
+   on the fused path (no dQ kernel). */
+int kgi_attnb_last_q_kernel(void);
+
 #endif

@@ -597,6 +597,98 @@ Test(attention_bwd_validation, hopper_tile_layouts_against_a_model_of_the_operan
     }
 }
 
+/* The Hopper dQ kernel of the separate dq pass (attnb_q_wg, templates/
+   attention_bwd_sm90q.cuh; session 32's hq0, the default on compute
+   capability 9.0 since round s33r1; hq1 removed): in the table at f16 /
+   bf16 D 256 only, one tuning, the default (defq90), every mask kind a
+   kernel of its own, 256 threads on 128 query
+   rows, the shared memory of its layout (1 KiB alignment slack, Q and dout
+   128 x 256, 3 stages of K and V 32 x 256: 230400 bytes) within the 227 KiB
+   a block of compute capability 9.0; its tiles (load_sw128_rows' stores,
+   copied from attention_sm90.cuh) against the model of the wgmma operand
+   reads above: S = Q_w K^T and dP = dout_w V^T K-major (A: warpgroup w's 64
+   of Q's 128 rows, B: all 32 rows of the K tile), dQ += dS K N-major (B: the
+   K tile's 32 rows, N = 256 from column 0), and dQ's stores (store_wg:
+   warpgroup w's rows 64 w..) every (row, column) of the 128 x 256 query
+   tile exactly once. */
+static uint32_t model_rows_store(int rows, int D, int NT, int tid, int it)
+{
+    const int CPR = D / 8, RS = NT / CPR, r0 = tid / CPR, cc = tid % CPR;
+    const uint32_t d0 = (uint32_t)((cc >> 3) * rows * 128 + r0 * 128);
+    const uint32_t x0 = (uint32_t)((cc & 7) ^ (r0 & 7));
+    const uint32_t x = RS % 8 == 0 ? x0 : x0 ^ (uint32_t)((it * RS) & 7);
+    return d0 + (uint32_t)(it * RS * 128) + (x << 4);
+}
+
+Test(attention_bwd_validation, hopper_dq_kernel_table_and_tiles)
+{
+    for (int dt = 0; dt < KG_DTYPE_COUNT; dt++)
+        for (int s = 0; s < KG_ATTNB_DIM_COUNT; s++) {
+            const kg_attnb_entry *e = &kg_attnb_table[dt][s];
+            const int D = kg_attnb_dims[s], want = (dt == KG_F16 || dt == KG_BF16) && D == 256;
+            if (e->pre.threads == 0)
+                continue;
+            cr_assert_eq(e->nq90, want ? 1 : 0, "%s D%d: %d Hopper dQ tunings", kg_dtype_name((kg_dtype)dt), D, e->nq90);
+            cr_assert_eq(e->defq90, want, "%s D%d: the Hopper dQ kernel %s the default", kg_dtype_name((kg_dtype)dt), D,
+                         e->defq90 ? "is" : "is not");
+            for (int ti = 0; ti < KG_ATTNB_MAX_Q90; ti++)
+            for (int k = 0; k < KG_ATTN_KIND_COUNT; k++) {
+                const kg_attnb_launch *l = &e->q90[ti][k];
+                if (ti >= e->nq90) {
+                    cr_assert_eq(l->threads, 0, "%s D%d tuning %d kind %d: a Hopper dQ kernel",
+                                 kg_dtype_name((kg_dtype)dt), D, ti, k);
+                    continue;
+                }
+                cr_assert(l->threads == 256 && l->rows == 128 && l->smem == 230400 && l->smem <= 232448,
+                          "%s D256 kind %d: %d threads, %d rows, %d bytes", kg_dtype_name((kg_dtype)dt), k, l->threads,
+                          l->rows, l->smem);
+                cr_assert_eq(l->smem, 1024 + 2 * 128 * 256 * 2 + 3 * 2 * 32 * 256 * 2);
+                cr_assert_neq(l->kernel, e->q[k].kernel, "the portable q kernel in the Hopper slot");
+                for (int t2 = 0; t2 <= ti; t2++)
+                    for (int k2 = 0; k2 < (t2 < ti ? KG_ATTN_KIND_COUNT : k); k2++)
+                        cr_assert_neq(l->kernel, e->q90[t2][k2].kernel, "tuning %d kind %d and tuning %d kind %d share "
+                                      "a kernel", ti, k, t2, k2);
+            }
+        }
+    const int D = 256, BM = 128, BN = 32, NT = 256, NS = 3, swb = 128;
+    const uint32_t a0 = 1024 * 3, QB = (uint32_t)(BM * D * 2), KB = (uint32_t)(BN * D * 2);
+    const uint32_t aQ = a0, aO = aQ + QB, aK0 = aO + QB;
+    cr_assert_eq(aK0 + NS * 2 * KB - a0 + 1024, 230400u, "the layout's bytes");
+    for (int st = 0; st < NS; st++)
+        cr_assert(((aK0 + st * 2 * KB) % 1024u) == 0 && ((aK0 + st * 2 * KB + KB) % 1024u) == 0,
+                  "stage %d starts mid-atom", st);
+    cr_assert(aO % 1024u == 0 && aK0 % 1024u == 0);
+    /* load_sw128_rows stores chunk (r0 + it RS, cc) where sw128_at puts it */
+    const int rws[2] = {BM, BN};
+    for (int t = 0; t < 2; t++)
+        for (int tid = 0; tid < NT; tid++)
+            for (int it = 0; it < rws[t] / (NT / (D / 8)); it++) {
+                const int r = tid / (D / 8) + it * (NT / (D / 8)), cc = tid % (D / 8);
+                cr_assert_eq(model_rows_store(rws[t], D, NT, tid, it), model_swz_at(rws[t], swb, r, cc),
+                             "rows %d: thread %d pass %d", rws[t], tid, it);
+            }
+    for (int kk = 0; kk < D / 16; kk++) {
+        for (int w = 0; w < 2; w++)
+            model_kmajor(aQ, BM, swb, w, kk, D);   /* A = Q_w (and dout_w) */
+        model_kmajor(aK0 + 2 * KB, BN, swb, -1, kk, D); /* B = K (and V), stage 1 */
+    }
+    for (int kk = 0; kk < BN / 16; kk++)
+        model_nmajor(aK0 + 4 * KB, BN, swb, kk, 0, D, D); /* dQ's B = K, stage 2 */
+    static unsigned char hit[128][256];
+    memset(hit, 0, sizeof hit);
+    for (int w = 0; w < 2; w++)
+        for (int wq = 0; wq < 4; wq++)
+            for (int g = 0; g < 8; g++)
+                for (int t = 0; t < 4; t++)
+                    for (int i = 0; i < 2; i++)
+                        for (int n = 0; n < D / 8; n++)
+                            for (int e = 0; e < 2; e++)
+                                hit[w * 64 + wq * 16 + g + 8 * i][n * 8 + 2 * t + e]++;
+    for (int r = 0; r < BM; r++)
+        for (int col = 0; col < D; col++)
+            cr_assert_eq(hit[r][col], 1, "dQ (%d, %d) stored %d times", r, col, hit[r][col]);
+}
+
 Test(attention_bwd_validation, query_split_plan)
 {
     int sh, st;
@@ -1685,10 +1777,32 @@ static void assert_forced_kernel(const acase *c, int ti, int split)
               split == 1 ? spl : plain, spl);
 }
 
+/* Set to 0 while a test runs a head dim whose separate pass takes the Hopper
+   dQ kernel (attnb_q_wg; D 256 with its default dK / dV kernel, Hopper
+   tuning 0; -1 otherwise): each case also asserts that the q kernel
+   launched was the Hopper dQ kernel of its kind (none where there are no
+   query rows). */
+static int forced_q90 = -1;
+
+static void assert_forced_q(const acase *c)
+{
+    if (forced_q90 < 0)
+        return;
+    const kg_attnb_entry *e = &kg_attnb_table[c->dt][slot_of(c->D)];
+    cr_assert(forced_q90 < e->nq90, "%s D%d: no Hopper dQ tuning %d", kg_dtype_name(c->dt), c->D, forced_q90);
+    const int want = (int64_t)c->B * c->Hq * c->Sq > 0 ? e->q90[forced_q90][case_kind(c)].kernel : -1,
+              got = kgi_attnb_last_q_kernel();
+    cr_assert(e->q90[forced_q90][case_kind(c)].threads > 0, "%s D%d: no Hopper dQ kernel", kg_dtype_name(c->dt),
+              c->D);
+    cr_assert_eq(got, want, "%s D%d B=%d Hq=%d Hkv=%d Sq=%d Sk=%d causal=%d mask=%d: the last dQ kernel was %d, not %d",
+                 kg_dtype_name(c->dt), c->D, c->B, c->Hq, c->Hkv, c->Sq, c->Sk, c->causal, c->mask, got, want);
+}
+
 static void forced_case(const acase *c, int ti)
 {
     run_case(c);
     assert_forced_kernel(c, ti, -1);
+    assert_forced_q(c);
 }
 
 /* Two calls on the same inputs give the same bits. */
@@ -1700,6 +1814,7 @@ static void bitwise_twice(const acase *c, int ti)
     random_bitwise_inputs(c, &q, &k, &l);
     grads a = run_gpu(c, q, k, k, q, q, l, NULL);
     assert_forced_kernel(c, ti, -1);
+    assert_forced_q(c);
     grads b = run_gpu(c, q, k, k, q, q, l, NULL);
     cr_assert(memcmp(a.dq, b.dq, nq * es) == 0, "D%d h%d: dq differs between two runs", c->D, ti);
     cr_assert(memcmp(a.dk, b.dk, nk * es) == 0, "D%d h%d: dk differs between two runs", c->D, ti);
@@ -1714,12 +1829,14 @@ static void bitwise_twice(const acase *c, int ti)
    and Sq > Sk, TESTING.md's short and odd (Sq, Sk) pairs, fully masked rows
    (by the mask, with causal), random masks of every rank, lanes of several
    key blocks (B Hkv = 66 kv heads), causal GQA of several query tiles, no
-   queries; then the same bits twice. */
+   queries; then the same bits twice. At D 256 (tuning h0: the default) the
+   Hopper dQ kernel is asserted too (forced_q90). */
 static void candidate_cases(const char *tune, kg_dtype dt, int D)
 {
     if (!hopper_device())
         cr_skip_test("not compute capability 9.0: KG_ATTNB_TUNE=%s runs the default", tune);
-    const int ti = tune[1] - '0';
+    forced_q90 = tune[1] == 'q' || kg_attnb_table[dt][slot_of(D)].defq90 ? 0 : -1;
+    const int ti = tune[1] == 'q' ? 0 : tune[1] - '0';
     set_hook("KG_ATTNB_TUNE", tune);
     const acase cases[] = {
         {dt, 1, 4, 2, 77, 130, D, 0, MASK_NONE, 0, 0, 0.f},
@@ -1755,11 +1872,13 @@ static void candidate_cases(const char *tune, kg_dtype dt, int D)
     /* no keys: no dK / dV kernel runs; dq = 0 */
     const acase nok = {dt, 1, 2, 2, 5, 0, D, 0, MASK_NONE, 0, 0, 0.f};
     run_case(&nok);
+    assert_forced_q(&nok);
     const acase bits = {dt, 2, 8, 2, (int)kt_size(300, 96), (int)kt_size(333, 101), D, 1, MASK_NONE, 0, 0, 0.f};
     bitwise_twice(&bits, ti);
     const acase bits2 = {dt, 1, 4, 4, (int)kt_size(260, 96), (int)kt_size(390, 101), D, 0, MASK_NONE, 0, 0, 0.f};
     bitwise_twice(&bits2, ti);
     set_hook("KG_ATTNB_TUNE", NULL);
+    forced_q90 = -1;
 }
 
 /* One lane (KG_ATTNB_LANES=1) and no query splits (KG_ATTNB_SPLIT=1x1): the
@@ -1853,12 +1972,54 @@ Test(attention_bwd, hopper_d96_one_lane) { candidate_one_lane("h0", KG_BF16, 96)
 Test(attention_bwd, hopper_d32_one_lane) { candidate_one_lane("h0", KG_BF16, 32); }
 Test(attention_bwd, hopper_d96_splits_2x2) { candidate_splits("h0", KG_F16, 96, "2x2"); }
 Test(attention_bwd, hopper_d32_splits_2x2) { candidate_splits("h0", KG_F16, 32, "2x2"); }
-/* D 256's dK / dV kernel (attnb_kvq_wgd, tuning h0, the default since
-   session 32, session 31's h1: the separate pass's kv kernel, no query
-   splits; dq from attnb_q_tc) */
+/* D 256's default: the dK / dV kernel (attnb_kvq_wgd, tuning h0, the
+   default since session 32, session 31's h1: the separate pass's kv
+   kernel, no query splits) and the Hopper dQ kernel (attnb_q_wg, session
+   32's hq0, the default since round s33r1), each case asserting both ran */
 Test(attention_bwd, hopper_d256_bf16) { candidate_cases("h0", KG_BF16, 256); }
 Test(attention_bwd, hopper_d256_f16) { candidate_cases("h0", KG_F16, 256); }
 Test(attention_bwd, hopper_d256_one_lane) { candidate_one_lane("h0", KG_F16, 256); }
+/* KG_ATTNB_TUNE=sep at D 256 on compute capability 9.0: the portable kv and
+   q kernels (attnb_q_tc, D 256's dq kernel before round s33r1, still the
+   one other devices run), against the float64 reference, each case
+   asserting the portable q kernel ran. */
+Test(attention_bwd, d256_sep_portable_dq)
+{
+    if (!hopper_device())
+        cr_skip_test("not compute capability 9.0: the portable kernels are the default");
+    set_hook("KG_ATTNB_TUNE", "sep");
+    const acase cases[] = {
+        {KG_BF16, 1, 4, 2, 77, 130, 256, 1, MASK_NONE, 0, 0, 0.f},
+        {KG_F16, 2, 2, 1, 130, 77, 256, 0, MASK_PAD, 4, 1, 0.f},
+        {KG_BF16, 1, 2, 1, 90, 200, 256, 1, MASK_RANDOM, 2, 0, 0.f},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const acase *c = &cases[i];
+        run_case(c);
+        const int want = kg_attnb_table[c->dt][slot_of(c->D)].q[case_kind(c)].kernel, got = kgi_attnb_last_q_kernel();
+        cr_assert_eq(got, want, "case %zu: the last dQ kernel was %d, not the portable %d", i, got, want);
+    }
+    set_hook("KG_ATTNB_TUNE", NULL);
+}
+
+/* Long key walks of the Hopper dQ kernel, D 256's default (no hook):
+   1000-1100 keys (32-35 tiles through the 3-stage ring) and 8-9 query
+   blocks, causal Sq < Sk (GQA 2:1) and Sq > Sk in [B,S,H,D] views, against
+   the float64 reference, each asserting the Hopper dK / dV and dQ kernels
+   ran. */
+Test(attention_bwd, hopper_d256_long_walks)
+{
+    if (!hopper_device())
+        cr_skip_test("not compute capability 9.0: D 256 runs the portable kernels");
+    forced_q90 = 0;
+    const acase cases[] = {
+        {KG_BF16, 1, 2, 1, (int)kt_size(1000, 200), (int)kt_size(1100, 230), 256, 1, MASK_NONE, 0, 0, 0.f},
+        {KG_F16, 1, 2, 2, (int)kt_size(1100, 230), (int)kt_size(1000, 200), 256, 0, MASK_NONE, 0, 1, 0.f},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        forced_case(&cases[i], 0);
+    forced_q90 = -1;
+}
 
 /* The same call twice gives the same bits (GQA sums, dq, every dtype). */
 Test(attention_bwd, bitwise_reproducible)
