@@ -486,9 +486,11 @@ static double graph_us(call_t *c, int n, int reps)
 
 /* $KG_BENCH_DECVS=<';'-separated configurations, each ','-separated words:
    def (the runtime's choices), stN (N stages on bulk tensor copies; st0
-   the kernel's own), pair (session 31's candidate: two 64-row blocks a
-   multiprocessor, kg_test_attn_dec_pair), prule (that candidate where
-   session 33's kg_attn_dec_pair_rule takes it), nopair (never), late /
+   the kernel's own), pair (session 31's launch of two 64-row blocks a
+   multiprocessor forced wherever it applies, kg_test_attn_dec_pair),
+   prule (pair where session 33's kg_attn_dec_pair_rule takes it: the
+   runtime's choice since round s34r1, as def), nopair (never: the launch
+   before), late /
    early (the decode kernel's PDL trigger after / before its wait), comb /
    fused / tail (the merge: the combine kernel, the last block, the last
    blocks of each row tile), spon / spoff (the one-block-per-multiprocessor padding), r16 /

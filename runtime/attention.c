@@ -14,7 +14,6 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "attention_check.h"
@@ -579,30 +578,18 @@ int kg_attn_dec_pair_rule(int64_t row_tiles, int64_t blocks, int splits, int chu
 }
 
 /* kg_test_attn_dec_pair (a test and benchmark hook, process-wide): 1 the
-   session 31 candidate (two 64-row decode blocks a multiprocessor), 2 where
-   kg_attn_dec_pair_rule says so, -1 off, 0 the runtime's choice (the rule
-   where the environment has KG_ATTN_DEC_PAIR=rule, read once, else off) */
-static int dec_pair_force, dec_pair_last, dec_pair_env;
-static pthread_once_t dec_pair_once = PTHREAD_ONCE_INIT;
+   session 31 candidate (two 64-row decode blocks a multiprocessor) wherever
+   it applies, 2 where kg_attn_dec_pair_rule says so, -1 off, 0 the
+   runtime's choice: the rule (round s34r1, H100) */
+static int dec_pair_force, dec_pair_last;
 
 void kg_test_attn_dec_pair(int on) { __atomic_store_n(&dec_pair_force, on, __ATOMIC_RELAXED); }
 int kg_test_last_attn_dec_pair(void) { return __atomic_load_n(&dec_pair_last, __ATOMIC_RELAXED); }
 
-void kgi_attn_dec_pair_reload(void)
-{
-    const char *e = getenv("KG_ATTN_DEC_PAIR");
-    __atomic_store_n(&dec_pair_env, e && !strcmp(e, "rule") ? 2 : 0, __ATOMIC_RELAXED);
-}
-
-static void dec_pair_first(void) { kgi_attn_dec_pair_reload(); }
-
 int kgi_attn_dec_pair_mode(void)
 {
     const int f = __atomic_load_n(&dec_pair_force, __ATOMIC_RELAXED);
-    if (f != 0)
-        return f == 1 || f == 2 ? f : 0;
-    pthread_once(&dec_pair_once, dec_pair_first);
-    return __atomic_load_n(&dec_pair_env, __ATOMIC_RELAXED);
+    return f == 0 ? 2 : f == 1 || f == 2 ? f : 0;
 }
 
 int kg_attn_dec_tail_mergers(int64_t tiles, int splits, int64_t items, int lanes, int64_t sms)
@@ -824,15 +811,15 @@ static kg_status dec_raise_smem(kg_context *ctx, int kernel, int smem)
     return KG_OK;
 }
 
-/* The pair candidate (kg_test_attn_dec_pair on) wants two blocks of 84 KB
+/* The pair launch (the runtime's where kg_attn_dec_pair_rule takes it, or
+   forced by kg_test_attn_dec_pair) wants two blocks of 84 KB
    (D 128, 2 stages) or 108.5 KB (D 64) a multiprocessor; whether they both
    become resident depends on the L1 / shared-memory split the driver picks
    for the launch. So a pair launch first sets its kernel's preferred
    carveout to the most shared memory (cudaSharedmemCarveoutMaxShared), and
    a later launch of that kernel without pair puts the default back: the
    kernels set to the most, per (device, kernel), are remembered here. A
-   process that never turns the hook on makes no call (main's launches as
-   before). Open addressing, KG_DEC_CARVE_SLOTS entries; when full, a pair
+   process in which no launch took pair makes no call. Open addressing, KG_DEC_CARVE_SLOTS entries; when full, a pair
    launch sets the preference at every call and a non-pair launch of a
    kernel it could not remember keeps it. */
 #define KG_DEC_CARVE_SLOTS 256
@@ -913,11 +900,12 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
        per multiprocessor) 26.0 / 27.0: they keep every resident block.) */
     if (D == 64 || D == 128 || D == 256)
         per_sm = 1;
-    /* the session 31 candidate, forced only (kg_test_attn_dec_pair): two
-       64-row blocks a multiprocessor, with the stages that let two fit
-       (kg_attn_dec_pair_stages); taken only where the grid it plans is
-       larger than the multiprocessors (else it plans the same splits and
-       the one-a-multiprocessor launch below stands) */
+    /* pair (session 31's launch, the default where session 33's rule takes
+       it, round s34r1): two 64-row blocks a multiprocessor, with the stages
+       that let two fit (kg_attn_dec_pair_stages); taken only where the grid
+       it plans is larger than the multiprocessors (else it plans the same
+       splits and the one-a-multiprocessor launch below stands) and, unless
+       kg_test_attn_dec_pair forces it, where kg_attn_dec_pair_rule says so */
     const int pmode = kgi_attn_dec_pair_mode();
     const int pair_st = pmode > 0 && variant == KG_ATTN_V_DECODE4 &&
                                 (D == 64 || D == 128) && tm->on && ctx->cc_major == 9 && ctx->cc_minor == 0
@@ -945,9 +933,10 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     if (pair_st > 0) {
         const kg_attn_split sd = kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], (int64_t)ctx->sm_count * per_sm,
                                                     ms, per_row * vr, fill, forced);
-        /* session 33's rule (mode 2): the default's residency, one block a
-           multiprocessor where the spread rule below pads its one wave,
-           else as many as its shared memory lets (D 64: two) */
+        /* session 33's rule (mode 2, the runtime's choice) gets the
+           residency of the launch without pair: one block a multiprocessor
+           where the spread rule below pads its one wave, else as many as
+           its shared memory lets (D 64: two) */
         if (pair && pmode == 2) {
             const int64_t nd = blocks * sd.splits;
             int dres = (int)((228 << 10) / (e->smem + 1024));

@@ -243,10 +243,11 @@ KG_API int kg_test_last_attn_order(const kg_context *ctx);
 KG_API void kg_test_attn_dec_spread(int on);
 KG_API int kg_test_last_attn_dec_spread(void);
 
-/* Candidate of session 31, not measured (off unless kg_test_attn_dec_pair
-   asks for it): two blocks a multiprocessor for the 64-row decode tiles
-   (KG_ATTN_V_DECODE4, group x Sq from 33 rows) at head dims 64 and 128 on
-   bulk tensor copies, compute capability 9.0. Those blocks run the most
+/* "pair", session 31's launch (the runtime's choice where
+   kg_attn_dec_pair_rule takes it, below): two blocks a multiprocessor for
+   the 64-row decode tiles (KG_ATTN_V_DECODE4, group x Sq from 33 rows) at
+   head dims 64 and 128 on bulk tensor copies, compute capability 9.0.
+   Those blocks run the most
    mma.sync work per byte of K and V (64 rows against each key), one warp a
    scheduler: B 8 Hq 32 Hkv 1 Sq 16 Sk 8192 D 128 ran 157 TFLOP/s (109 µs)
    against a 10 µs floor of its 34 MB of K and V (H100, s30f). Two blocks
@@ -274,10 +275,15 @@ KG_API int64_t kg_attn_dec4_smem(int64_t rows_tile, int64_t D, int64_t bn, int s
    not even 2 do. D 128 (64-key tiles): 2; D 64 (128-key tiles): 3. */
 KG_API int kg_attn_dec_pair_stages(int64_t rows_tile, int64_t D, int64_t bn, int most);
 
-/* Session 33's predicate for the candidate (kg_attn_dec_pair_rule): the
+/* Session 33's predicate for the pair launch (kg_attn_dec_pair_rule): the
    model's gain the pair launch must reach, percent, and the throughput of a
    multiprocessor running two such blocks, in quarters of one block's (5:
-   1.25x; H100 s31r1: 1.21-1.36x on the full compute-bound grids). */
+   1.25x; H100 s31r1: 1.21-1.36x on the full compute-bound grids). Fixed
+   before round s34r1 (H100, 2026-12-06), which measured the rule: on the 19
+   rows it took, 10 of s31r1's and 9 fresh ones, x 1.225 geomean against
+   the launch without pair (worst x 1.051; the fresh rows alone x 1.213),
+   the 26 rows it declined 0.996-1.006 (the same launch); forced everywhere,
+   pair was x 1.086 on 38 rows, worst 0.844 (one row tile a KV head). */
 #define KG_ATTN_DEC_PAIR_GAIN_PCT 110
 #define KG_ATTN_DEC_PAIR_TWO_Q 5
 
@@ -309,22 +315,18 @@ KG_API int kg_attn_dec_pair_stages(int64_t rows_tile, int64_t D, int64_t bn, int
 KG_API int kg_attn_dec_pair_rule(int64_t row_tiles, int64_t blocks, int splits, int chunk, int pair_splits,
                                  int pair_chunk, int bn, int64_t sms, int def_per_sm);
 
-/* The candidate, process-wide (a test and benchmark hook): 1 on (where it
-   applies: the 64-row tiles at D 64 / 128 on bulk tensor copies,
+/* The pair launch, process-wide (a test and benchmark hook): 1 forced (where
+   it applies: the 64-row tiles at D 64 / 128 on bulk tensor copies,
    compute capability 9.0, and the planned grid larger than the
-   multiprocessors), 2 where it applies and kg_attn_dec_pair_rule says so
-   (session 33), -1 off, 0 the runtime's choice: off until a measurement
-   says otherwise, or the rule where the environment has KG_ATTN_DEC_PAIR=rule
-   (read at the first decode launch); whether the last decode launch took
-   it. */
+   multiprocessors), 2 where it applies and kg_attn_dec_pair_rule says so,
+   -1 off, 0 the runtime's choice: the rule (as 2, since round s34r1);
+   whether the last decode launch took it. */
 KG_API void kg_test_attn_dec_pair(int on);
 KG_API int kg_test_last_attn_dec_pair(void);
 
-/* The pair mode the next decode launch takes (0 off, 1 forced, 2 the rule:
-   the hook, else KG_ATTN_DEC_PAIR as read at the first call of this), and a
-   reading of KG_ATTN_DEC_PAIR again (the tests, after setenv). Internal. */
+/* The pair mode the next decode launch takes (0 off, 1 forced, 2 the rule):
+   the hook's, its 0 the rule. Internal. */
 int kgi_attn_dec_pair_mode(void);
-void kgi_attn_dec_pair_reload(void);
 
 /* The K / V loads of the Hopper prefill kernels and (compute capability
    9.0, head dims 64, 96, 128, 256) the decode kernels, process-wide: -1

@@ -810,29 +810,27 @@ Test(attention_plan, decode_pair_rule)
     cr_assert_eq(kg_attn_dec_pair_rule(2, (int64_t)1 << 40, 1, INT32_MAX, 1, INT32_MAX, 1, 1 << 20, 1), 1);
 }
 
-/* The pair hook's modes and the environment's KG_ATTN_DEC_PAIR=rule (the
-   runtime's choice, hook 0, only where it is set to exactly "rule"). */
+/* The pair hook's modes: 0 (the runtime's choice) is the rule since round
+   s34r1, 1 forced, 2 the rule, -1 and anything else off; KG_ATTN_DEC_PAIR
+   (session 33's switch to the rule) is no longer read. */
 Test(attention_plan, decode_pair_modes)
 {
-    const char *const vals[] = {NULL, "rule", "RULE", "1", "", "rules"};
+    const char *const vals[] = {NULL, "rule", "off", ""};
     for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
         if (vals[i])
             setenv("KG_ATTN_DEC_PAIR", vals[i], 1);
         else
             unsetenv("KG_ATTN_DEC_PAIR");
-        kgi_attn_dec_pair_reload();
-        const int env = i == 1 ? 2 : 0;
-        const int want[5][2] = {{0, env}, {1, 1}, {2, 2}, {-1, 0}, {3, 0}};
-        for (int j = 0; j < 5; j++) {
+        const int want[6][2] = {{0, 2}, {1, 1}, {2, 2}, {-1, 0}, {3, 0}, {-2, 0}};
+        for (int j = 0; j < 6; j++) {
             kg_test_attn_dec_pair(want[j][0]);
             cr_assert_eq(kgi_attn_dec_pair_mode(), want[j][1], "KG_ATTN_DEC_PAIR %s, hook %d: mode %d",
                          vals[i] ? vals[i] : "(unset)", want[j][0], kgi_attn_dec_pair_mode());
         }
     }
     unsetenv("KG_ATTN_DEC_PAIR");
-    kgi_attn_dec_pair_reload();
     kg_test_attn_dec_pair(0);
-    cr_assert_eq(kgi_attn_dec_pair_mode(), 0);
+    cr_assert_eq(kgi_attn_dec_pair_mode(), 2);
 }
 
 /* ---- GPU: numerics ----------------------------------------------------------- */
