@@ -2632,8 +2632,9 @@ Test(attention, decode_is_bitwise_reproducible)
    group 4 Sq 12 at D 64 (48 of 64 rows valid), group 40 Sq 3 in [B,S,H,D]
    (a row tile of 56 valid rows), fully masked rows with 21 forced splits
    that do not divide the keys (the last one 160 of 192 keys), and group 33
-   Sq 1 over 33000 keys (129 splits); the strided lse of each. Then the
-   default on the same rows does not take it. */
+   Sq 1 over 33000 keys (129 splits); the strided lse of each. Then, with
+   pair off (-1), the same rows do not take it. (The runtime's choice, the
+   rule, declines all five: decode_pair_rule_matches_reference covers it.) */
 Test(attention, decode_pair_matches_reference)
 {
     int major = 0, minor = 0, sms = 0;
@@ -2654,14 +2655,14 @@ Test(attention, decode_pair_matches_reference)
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
             continue;
-        for (int on = 1; on >= 0; on--) {
+        for (int on = 1; on >= -1; on -= 2) {
             kg_test_attn_dec_pair(on);
             kg_test_force_attn_splits(ctx, cs[i].forced);
             run_case_once(&cs[i].c);
             cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_DECODE4, "case %zu: %s", i, path_name);
             const int took = kg_test_last_attn_dec_pair();
-            cr_assert(on ? !at132 || took == (sm90 && kg_test_last_attn_tma()) : !took, "case %zu, pair %d: took %d", i,
-                      on, took);
+            cr_assert(on > 0 ? !at132 || took == (sm90 && kg_test_last_attn_tma()) : !took,
+                      "case %zu, pair %d: took %d", i, on, took);
             if (took && at132)
                 cr_assert_eq(kg_test_last_attn_splits(ctx), cs[i].splits, "case %zu: %d splits", i,
                              kg_test_last_attn_splits(ctx));
@@ -2676,9 +2677,10 @@ Test(attention, decode_pair_matches_reference)
     kg_test_force_attn_splits(ctx, 0);
 }
 
-/* The candidate changes where blocks run and how many stages they keep,
-   not what they compute: its bits equal the default launch's at the same
-   split count (forced), run to run too (the same call twice), also where
+/* Pair changes where blocks run and how many stages they keep, not what
+   they compute: its bits (forced, hook 1) equal the launch without pair's
+   (hook -1) at the same split count (forced), run to run too (the same
+   call twice), also where
    one split already fills the GPU (B 64 Hq 32 Hkv 8 Sq 16: 512 blocks, no
    partials) and with the combine kernel's lanes at 1 and 32. */
 Test(attention, decode_pair_keeps_the_bits)
@@ -2711,13 +2713,13 @@ Test(attention, decode_pair_keeps_the_bits)
                   kg_test_last_attn_tma());
         dec_io_run(&x, &opts, o3);
         cr_assert(memcmp(x.o1, o3, x.nq * 2) == 0, "case %zu: the candidate's runs differ", i);
-        kg_test_attn_dec_pair(0);
+        kg_test_attn_dec_pair(-1);
         kg_test_force_attn_splits(ctx, splits);
         dec_io_run(&x, &opts, x.o2);
         cr_assert_eq(kg_test_last_attn_splits(ctx), splits);
         cr_assert_eq(kg_test_last_attn_dec_pair(), 0);
-        cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "case %zu (took %d, %d splits): bits differ from the default's", i,
-                  took, splits);
+        cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0,
+                  "case %zu (took %d, %d splits): bits differ from the launch without pair's", i, took, splits);
         kg_test_force_attn_splits(ctx, 0);
         kg_test_attn_dec_lanes(0);
         free(o3);
@@ -2726,19 +2728,22 @@ Test(attention, decode_pair_keeps_the_bits)
     kg_test_attn_dec_pair(0);
 }
 
-/* Session 33's rule (kg_test_attn_dec_pair(2), kg_attn_dec_pair_rule)
-   against the float64 reference (run_case_once, lse included), where it
-   takes the pair launch and where not (on 132 multiprocessors: planned
-   there, the rule's decision and splits asserted), and its bits: equal to
-   the forced pair launch's where it took, to the default's (pair off)
-   where it did not. Cases: MQA Sq 16 causal with B 8 (256 pair blocks:
-   taken, 4 splits) and B 2 (160 blocks, 5 key tiles each against the
-   default's 6: not taken), group 4 Sq 16 (one row tile a KV head: not
-   taken), group 8 Sq 12 at D 64 (taken, 8 splits), fully masked rows with
-   group 16 Sq 8 (B 16: taken, 8 splits; B 8: 208 blocks, not taken), and
-   140 row tiles of one split, group 16 Sq 5 causal: at D 128 two waves
-   against one pair wave (taken), at D 64 not (its default, 3 stages
-   unpadded past one wave, already runs two blocks a multiprocessor). */
+/* Session 33's rule (kg_attn_dec_pair_rule), the runtime's choice since
+   round s34r1: the default launch (hook 0) against the float64 reference
+   (run_case_once, lse included), where it takes the pair launch and where
+   not (on 132 multiprocessors: planned there, the decision and splits
+   asserted), and its bits: the same decision, splits and bits with the
+   rule asked for (hook 2); equal to the forced pair launch's where it took
+   and to the launch without pair (hook -1) where it did not; and where it
+   took, equal to the launch without pair at the same split count (forced).
+   Cases: MQA Sq 16 causal with B 8 (256 pair blocks: taken, 4 splits) and
+   B 2 (160 blocks, 5 key tiles each against the 6 without pair: not
+   taken), group 4 Sq 16 (one row tile a KV head: not taken), group 8 Sq 12
+   at D 64 (taken, 8 splits), fully masked rows with group 16 Sq 8 (B 16:
+   taken, 8 splits; B 8: 208 blocks, not taken), and 140 row tiles of one
+   split, group 16 Sq 5 causal: at D 128 two waves against one pair wave
+   (taken), at D 64 not (without pair, 3 stages unpadded past one wave, it
+   already runs two blocks a multiprocessor). */
 Test(attention, decode_pair_rule_matches_reference)
 {
     int major = 0, minor = 0, sms = 0;
@@ -2760,7 +2765,7 @@ Test(attention, decode_pair_rule_matches_reference)
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
             continue;
-        kg_test_attn_dec_pair(2);
+        kg_test_attn_dec_pair(0); /* the runtime's choice */
         run_case_once(&cs[i].c);
         cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_DECODE4, "case %zu: %s", i, path_name);
         const int took = kg_test_last_attn_dec_pair(), splits = kg_test_last_attn_splits(ctx);
@@ -2777,14 +2782,28 @@ Test(attention, decode_pair_rule_matches_reference)
         dec_io x;
         dec_io_open(&x, cs[i].c.B, cs[i].c.Hq, cs[i].c.Hkv, cs[i].c.Sq, cs[i].c.Sk, cs[i].c.D);
         const kg_attention_opts opts = {0.f, cs[i].c.causal};
-        kg_test_attn_dec_pair(2);
+        kg_test_attn_dec_pair(0);
         dec_io_run(&x, &opts, x.o1);
-        cr_assert_eq(kg_test_last_attn_dec_pair(), took, "case %zu", i);
-        kg_test_attn_dec_pair(took ? 1 : -1);
-        dec_io_run(&x, &opts, x.o2);
         cr_assert(kg_test_last_attn_dec_pair() == took && kg_test_last_attn_splits(ctx) == splits, "case %zu", i);
-        cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "case %zu (took %d): bits differ from the %s launch's", i, took,
-                  took ? "forced pair" : "default");
+        const int other[2] = {2, took ? 1 : -1};
+        for (int k = 0; k < 2; k++) {
+            kg_test_attn_dec_pair(other[k]);
+            dec_io_run(&x, &opts, x.o2);
+            cr_assert(kg_test_last_attn_dec_pair() == took && kg_test_last_attn_splits(ctx) == splits,
+                      "case %zu, hook %d: took %d, %d splits", i, other[k], kg_test_last_attn_dec_pair(),
+                      kg_test_last_attn_splits(ctx));
+            cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "case %zu (took %d): bits differ from the %s launch's", i,
+                      took, other[k] == 2 ? "rule's (hook 2)" : took ? "forced pair" : "without pair");
+        }
+        if (took) { /* the launch without pair at the same split count */
+            kg_test_attn_dec_pair(-1);
+            kg_test_force_attn_splits(ctx, splits);
+            dec_io_run(&x, &opts, x.o2);
+            cr_assert(kg_test_last_attn_dec_pair() == 0 && kg_test_last_attn_splits(ctx) == splits, "case %zu", i);
+            cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0,
+                      "case %zu (%d splits): the default's bits differ from the launch without pair's", i, splits);
+            kg_test_force_attn_splits(ctx, 0);
+        }
         dec_io_close(&x);
     }
     kg_test_attn_dec_pair(0);
