@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""One table of a prefill A/B round: bench_attention's in-turn lines
+"""One table of an attention A/B round: bench_attention's in-turn lines
 (KG_BENCH_VS: the default and a candidate timed in turn in one process, best
-of 3 rounds) beside bench/torch_attention.py's PyTorch flash / cuDNN times of
+of 3 rounds; or, for short-query rows, KG_BENCH_DECVS's "times:" lines, the
+configuration "def" as the default and CANDIDATE the configuration of that
+name) beside bench/torch_attention.py's PyTorch flash / cuDNN times of
 the same rows (its own process, right after), and the decision each class
 of rows supports.
 
@@ -15,6 +17,11 @@ over the class's rows is at least 1.03 and no row of the class is below 0.99
 nothing). --rule=GM:MIN sets those two bounds (the round's script fixes them
 before the run, e.g. --rule=1.02:0.99).
 
+A class REGEX of "@taken" is the rows where KG_BENCH_DECVS's configs line
+shows the candidate's configuration took its change ("pr 1": session 31's
+pair); "@nottaken" the others (their times should be level: same plan).
+The took column prints 1 / 0 from that line (- without one).
+
 A row the candidate was not timed on (it does not exist there) prints nan
 in the cand, def/cand and cd/cand columns and belongs in no class. The
 flash / cuDNN columns take TORCH_LOG's rows; with /dev/null (or a log
@@ -27,6 +34,8 @@ import sys
 
 ROW = re.compile(r"^(f16|bf16)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+([01])\s+([\d.]+)\s")
 INTURN = re.compile(r"in turn, best of 3: default \(([^)]*)\) ([\d.]+) us(.*)$")
+DECTIMES = re.compile(r"^\s+times:((?:\s+\S+\s+[\d.]+)+)\s*$")
+DECCFG = re.compile(r"\[(\S+): [^\]]*? pr (\d)")
 TORCH = re.compile(r"^((?:f16|bf16) B\d+ Hq\d+ Hkv\d+ Sq\d+ Sk\d+ D\d+(?: causal)?)\s+([\d.]+)\s+([\d.na]+)\s+([\d.na]+)")
 
 
@@ -44,8 +53,20 @@ def read_ab(path, cand):
             B, Hq, Hkv, Sq, Sk, D, causal = map(int, n)
             cur = {"case": case_text(dt, B, Hq, Hkv, Sq, Sk, D, causal),
                    "key": f"{dt} B{B} Hq{Hq} Hkv{Hkv} Sq{Sq} Sk{Sk} D{D}" + (" causal" if causal else ""),
-                   "us": float(m.group(9)), "def": None, "cand": None}
+                   "us": float(m.group(9)), "def": None, "cand": None, "took": None}
             rows.append(cur)
+            continue
+        if cur is not None and "configs (planner" in line:
+            for name, pr in DECCFG.findall(line):
+                if name == cand:
+                    cur["took"] = int(pr)
+            continue
+        m = DECTIMES.match(line)
+        if m and cur is not None:
+            t = m.group(1).split()
+            named = dict(zip(t[0::2], map(float, t[1::2])))
+            cur["def"] = named.get("def")
+            cur["cand"] = named.get(cand)
             continue
         m = INTURN.search(line)
         if m and cur is not None:
@@ -84,17 +105,23 @@ def main():
     classes = [a.split("=", 1) for a in rest]
     nan = float("nan")
     print(f"{'case':40} {'default':>8} {'cand':>8} {'def/cand':>8} {'flash':>8} {'cudnn':>8} {'cd/def':>6} "
-          f"{'cd/cand':>7}  class")
+          f"{'cd/cand':>7} {'took':>4}  class")
     for r in rows:
         fl, cd = torch.get(r["key"], (nan, nan))
         d, c = r["def"] if r["def"] else r["us"], r["cand"]
         sp = d / c if c else nan
         r["ratio"] = sp
-        cls = [n for n, rx in classes if re.search(rx, r["case"])]
+        cls = [n for n, rx in classes
+               if (rx == "@taken" and r["took"] == 1) or (rx == "@nottaken" and r["took"] == 0)
+               or (not rx.startswith("@") and re.search(rx, r["case"]))]
         r["classes"] = cls
         print(f"{r['case']:40} {d:8.1f} {c if c else nan:8.1f} {sp:8.3f} {fl:8.1f} {cd:8.1f} {cd / d:6.3f} "
-              f"{cd / c if c else nan:7.3f}  {','.join(cls) or '-'}")
+              f"{cd / c if c else nan:7.3f} {'-' if r['took'] is None else r['took']:>4}  {','.join(cls) or '-'}")
     print(f"# ratios: def/cand > 1 = the candidate ({cand}) faster; cd/x > 1 = x faster than cuDNN")
+    timed = [r for r in rows if r["ratio"] == r["ratio"]]
+    if timed:
+        w = min(timed, key=lambda r: r["ratio"])
+        print(f"# worst row: {w['case']} def/cand {w['ratio']:.3f}")
     for name, rx in classes:
         rs = [r for r in rows if name in r["classes"]]
         vals = [r["ratio"] for r in rs]

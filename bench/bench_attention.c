@@ -351,8 +351,9 @@ static void ptrace_call(call_t *c, const char *label, double event_us, int grid,
 }
 
 /* Sets the decode hooks to one configuration of $KG_BENCH_DECVS (','-
-   separated words: def, stN, late, early, comb, fused, tail, spon, spoff, rN, rows, cN, sN, xN, dN; see
-   dec_configs), from the runtime's choices; planned: the planner's splits. */
+   separated words: def, stN, pair, prule, nopair, late, early, comb, fused,
+   tail, spon, spoff, rN, rows, cN, sN, xN, dN; see dec_configs), from the
+   runtime's choices; planned: the planner's splits. */
 static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
 {
     kg_test_attn_dec_stages(0);
@@ -365,6 +366,7 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
     kg_test_attn_dec_chunk(0);
     kg_test_attn_dec_host(0);
     kg_test_attn_dec_kflags(0);
+    kg_test_attn_dec_pair(0);
     kg_test_attn_pdl(ctx, 1);
     while (n > 0) {
         const char *e = memchr(x, ',', n);
@@ -399,6 +401,12 @@ static void dec_config(kg_context *ctx, const char *x, size_t n, int planned)
             kg_test_attn_dec_kflags(v > 0 ? v : -1);
         else if (l == 5 && !strncmp(x, "nopdl", 5))
             kg_test_attn_pdl(ctx, 0);
+        else if (l == 4 && !strncmp(x, "pair", 4))
+            kg_test_attn_dec_pair(1);
+        else if (l == 5 && !strncmp(x, "prule", 5))
+            kg_test_attn_dec_pair(2);
+        else if (l == 6 && !strncmp(x, "nopair", 6))
+            kg_test_attn_dec_pair(-1);
         else if (l >= 2 && x[0] == 'c' && x[1] >= '0' && x[1] <= '9')
             kg_test_attn_dec_chunk(v > 0 ? v : -1);
         else if (l >= 2 && x[0] == 's')
@@ -478,7 +486,11 @@ static double graph_us(call_t *c, int n, int reps)
 
 /* $KG_BENCH_DECVS=<';'-separated configurations, each ','-separated words:
    def (the runtime's choices), stN (N stages on bulk tensor copies; st0
-   the kernel's own), late /
+   the kernel's own), pair (session 31's launch of two 64-row blocks a
+   multiprocessor forced wherever it applies, kg_test_attn_dec_pair),
+   prule (pair where session 33's kg_attn_dec_pair_rule takes it: the
+   runtime's choice since round s34r1, as def), nopair (never: the launch
+   before), late /
    early (the decode kernel's PDL trigger after / before its wait), comb /
    fused / tail (the merge: the combine kernel, the last block, the last
    blocks of each row tile), spon / spoff (the one-block-per-multiprocessor padding), r16 /
@@ -523,10 +535,10 @@ static int dec_configs(call_t *c, const char *spec, int inner, const void *hq, c
         const int same = i && !memcmp(o0, o1, ob);
         if (!same && !check(c, hq, hk, hv, B, Hq, Hkv, Sq, Sk, D))
             ok = 0;
-        printf(" [%.*s: %s st %d m %d s %d l %d sp %d%s]", (int)cl[i], cf[i],
+        printf(" [%.*s: %s st %d m %d s %d l %d sp %d pr %d%s]", (int)cl[i], cf[i],
                kg_attn_variant_names[kg_test_last_attn_variant(c->ctx)], kg_test_last_attn_dec_stages(),
                kg_test_last_attn_combine(c->ctx), kg_test_last_attn_splits(c->ctx), kg_test_last_attn_dec_late(),
-               kg_test_last_attn_dec_spread(), same ? " =" : "");
+               kg_test_last_attn_dec_spread(), kg_test_last_attn_dec_pair(), same ? " =" : "");
         best[i] = 1e30;
     }
     printf("\n      times:");
@@ -659,18 +671,25 @@ int main(void)
         }
     }
     /* KG_BENCH_DEC_ROWS=<','-separated dtype:B:Hq:Hkv:Sk:D, at most 24>:
-       those decode rows (Sq 1) too, named "decode dseed list" */
+       those decode rows (Sq 1) too, named "decode dseed list"; a row may
+       add :Sq:causal (Sq 1-16) for a short-query row */
     const char *dl = getenv("KG_BENCH_DEC_ROWS");
     const int list0 = nc;
     for (int n = 0; dl && *dl && n < 24; n++) {
         char dn[8];
-        int b, hq, hkv, sk, d, used = 0;
-        if (sscanf(dl, "%7[a-z0-9]:%d:%d:%d:%d:%d%n", dn, &b, &hq, &hkv, &sk, &d, &used) != 6 || b < 1 || hkv < 1 ||
-            hq < hkv || hq % hkv || sk < 1 || d < 1) {
+        int b, hq, hkv, sk, d, sq = 1, cz = 0, used = 0, u8 = 0;
+        const int got =
+            sscanf(dl, "%7[a-z0-9]:%d:%d:%d:%d:%d%n:%d:%d%n", dn, &b, &hq, &hkv, &sk, &d, &used, &sq, &cz, &u8);
+        if ((got != 6 && got != 8) || b < 1 || hkv < 1 || hq < hkv || hq % hkv || sk < 1 || d < 1 || sq < 1 ||
+            sq > 16 || cz < 0 || cz > 1) {
             fprintf(stderr, "KG_BENCH_DEC_ROWS: cannot read '%s'\n", dl);
             return 1;
         }
-        cases[nc++] = (bcase){!strcmp(dn, "f16") ? KG_F16 : KG_BF16, b, hq, hkv, 1, sk, d, 0};
+        if (u8 > 0)
+            used = u8;
+        else
+            sq = 1, cz = 0;
+        cases[nc++] = (bcase){!strcmp(dn, "f16") ? KG_F16 : KG_BF16, b, hq, hkv, sq, sk, d, cz};
         dl += used;
         dl += *dl == ',';
     }

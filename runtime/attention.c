@@ -525,6 +525,73 @@ int kg_test_last_attn_dec_stages(void) { return __atomic_load_n(&dec_stages_last
 void kg_test_attn_dec_late(int on) { __atomic_store_n(&dec_late_force, on, __ATOMIC_RELAXED); }
 int kg_test_last_attn_dec_late(void) { return __atomic_load_n(&dec_late_last, __ATOMIC_RELAXED); }
 
+int64_t kg_attn_dec4_smem(int64_t rows_tile, int64_t D, int64_t bn, int stages)
+{
+    if (rows_tile < 1 || rows_tile > 64 || D < 64 || D > 256 || bn < 1 || bn > 256 || stages < 2 ||
+        stages > KG_DEC_MAX_STAGES)
+        return -1;
+    const int64_t dp = (D + 63) / 64 * 64; /* whole 64-element panels */
+    const int64_t pipe = rows_tile * (D + 8) * 2 + 1024 + (int64_t)stages * 2 * bn * dp * 2;
+    /* the warps' merge (one warp along the keys: rows x (D + 10) floats) and
+       gen/attention.lua's 256 floats a row */
+    int64_t merge = rows_tile * (D + 10) * 4;
+    if (merge < 256 * rows_tile * 4)
+        merge = 256 * rows_tile * 4;
+    return pipe > merge ? pipe : merge;
+}
+
+int kg_attn_dec_pair_stages(int64_t rows_tile, int64_t D, int64_t bn, int most)
+{
+    if (most > KG_DEC_MAX_STAGES)
+        most = KG_DEC_MAX_STAGES;
+    for (int s = most; s >= 2; s--) {
+        const int64_t need = kg_attn_dec4_smem(rows_tile, D, bn, s);
+        if (need > 0 && need <= KG_ATTN_DEC_PAIR_SMEM)
+            return s;
+    }
+    return 0;
+}
+
+int kg_attn_dec_pair_rule(int64_t row_tiles, int64_t blocks, int splits, int chunk, int pair_splits, int pair_chunk,
+                          int bn, int64_t sms, int def_per_sm)
+{
+    if (row_tiles < 1 || blocks < row_tiles || blocks > ((int64_t)1 << 40) || splits < 1 || pair_splits < 1 ||
+        splits > (1 << 20) || pair_splits > (1 << 20) || chunk < 1 || pair_chunk < 1 || bn < 1 || sms < 1 ||
+        sms > (1 << 20) || def_per_sm < 1)
+        return 0;
+    if (row_tiles < 2 || def_per_sm > 1)
+        return 0;
+    const int64_t nd = blocks * splits, np = blocks * pair_splits;
+    if (np <= sms)
+        return 0;
+    const int64_t wd = (chunk + bn - 1) / bn, wp = (pair_chunk + bn - 1) / bn; /* key tiles a block */
+    /* the critical paths in the time of a key tile of one block alone,
+       x TWO_Q: a wave of the default (one block a multiprocessor) TWO_Q *
+       wd; a full wave of the pair's 2 x sms blocks 8 * wp (each of two
+       blocks at TWO_Q / 8 of one block's rate), a last wave of at most sms
+       blocks TWO_Q * wp */
+    const double q = KG_ATTN_DEC_PAIR_TWO_Q; /* (doubles: no overflow; exact below 2^53) */
+    const double td = (double)((nd + sms - 1) / sms) * (double)wd * q;
+    const int64_t full = np / (2 * sms), rem = np % (2 * sms);
+    const double tp = (double)full * 8 * (double)wp + (rem > sms ? 8 * (double)wp : rem > 0 ? q * (double)wp : 0);
+    return td * 100 >= tp * KG_ATTN_DEC_PAIR_GAIN_PCT;
+}
+
+/* kg_test_attn_dec_pair (a test and benchmark hook, process-wide): 1 the
+   session 31 candidate (two 64-row decode blocks a multiprocessor) wherever
+   it applies, 2 where kg_attn_dec_pair_rule says so, -1 off, 0 the
+   runtime's choice: the rule (round s34r1, H100) */
+static int dec_pair_force, dec_pair_last;
+
+void kg_test_attn_dec_pair(int on) { __atomic_store_n(&dec_pair_force, on, __ATOMIC_RELAXED); }
+int kg_test_last_attn_dec_pair(void) { return __atomic_load_n(&dec_pair_last, __ATOMIC_RELAXED); }
+
+int kgi_attn_dec_pair_mode(void)
+{
+    const int f = __atomic_load_n(&dec_pair_force, __ATOMIC_RELAXED);
+    return f == 0 ? 2 : f == 1 || f == 2 ? f : 0;
+}
+
 int kg_attn_dec_tail_mergers(int64_t tiles, int splits, int64_t items, int lanes, int64_t sms)
 {
     if (tiles < 1 || splits < 2 || items < 1 || lanes < 1 || lanes > 128 || sms < 2)
@@ -744,6 +811,60 @@ static kg_status dec_raise_smem(kg_context *ctx, int kernel, int smem)
     return KG_OK;
 }
 
+/* The pair launch (the runtime's where kg_attn_dec_pair_rule takes it, or
+   forced by kg_test_attn_dec_pair) wants two blocks of 84 KB
+   (D 128, 2 stages) or 108.5 KB (D 64) a multiprocessor; whether they both
+   become resident depends on the L1 / shared-memory split the driver picks
+   for the launch. So a pair launch first sets its kernel's preferred
+   carveout to the most shared memory (cudaSharedmemCarveoutMaxShared), and
+   a later launch of that kernel without pair puts the default back: the
+   kernels set to the most, per (device, kernel), are remembered here. A
+   process in which no launch took pair makes no call. Open addressing, KG_DEC_CARVE_SLOTS entries; when full, a pair
+   launch sets the preference at every call and a non-pair launch of a
+   kernel it could not remember keeps it. */
+#define KG_DEC_CARVE_SLOTS 256
+static long long dec_carve[KG_DEC_CARVE_SLOTS]; /* (device << 32 | kernel) + 1; 0: empty; -1: removed */
+static pthread_mutex_t dec_carve_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static kg_status dec_carveout(kg_context *ctx, int kernel, int pair)
+{
+    const long long key = ((long long)ctx->device << 32 | (unsigned)kernel) + 1;
+    int at = -1, free_at = -1;
+    pthread_mutex_lock(&dec_carve_lock);
+    for (int i = 0, h = (int)(((unsigned long long)key * 0x9E3779B97F4A7C15ull) >> 56); i < KG_DEC_CARVE_SLOTS; i++) {
+        const int x = (h + i) % KG_DEC_CARVE_SLOTS;
+        if (dec_carve[x] == key) {
+            at = x;
+            break;
+        }
+        if (dec_carve[x] <= 0 && free_at < 0)
+            free_at = x;
+        if (dec_carve[x] == 0)
+            break;
+    }
+    pthread_mutex_unlock(&dec_carve_lock);
+    if (pair == (at >= 0))
+        return KG_OK; /* already the most (pair), or never set (not pair) */
+    cudaKernel_t kern;
+    kg_status st = kg_kernel(ctx, kernel, &kern);
+    if (st != KG_OK)
+        return st;
+    const cudaError_t err = cudaKernelSetAttributeForDevice(
+        kern, cudaFuncAttributePreferredSharedMemoryCarveout,
+        pair ? (int)cudaSharedmemCarveoutMaxShared : (int)cudaSharedmemCarveoutDefault, ctx->device);
+    if (err != cudaSuccess) {
+        cudaGetLastError();
+        return kg_cuda_fail(ctx, err, "setting the decode kernel's shared memory carveout");
+    }
+    pthread_mutex_lock(&dec_carve_lock);
+    if (pair && free_at >= 0 && dec_carve[free_at] <= 0)
+        dec_carve[free_at] = key;
+    else if (!pair && dec_carve[at] == key)
+        dec_carve[at] = -1;
+    pthread_mutex_unlock(&dec_carve_lock);
+    return KG_OK;
+}
+
 /* Bytes of split partials one decode launch may use after the counters. */
 #define KG_ATTN_PART_BYTES ((int64_t)256 << 20)
 
@@ -779,13 +900,24 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
        per multiprocessor) 26.0 / 27.0: they keep every resident block.) */
     if (D == 64 || D == 128 || D == 256)
         per_sm = 1;
+    /* pair (session 31's launch, the default where session 33's rule takes
+       it, round s34r1): two 64-row blocks a multiprocessor, with the stages
+       that let two fit (kg_attn_dec_pair_stages); taken only where the grid
+       it plans is larger than the multiprocessors (else it plans the same
+       splits and the one-a-multiprocessor launch below stands) and, unless
+       kg_test_attn_dec_pair forces it, where kg_attn_dec_pair_rule says so */
+    const int pmode = kgi_attn_dec_pair_mode();
+    const int pair_st = pmode > 0 && variant == KG_ATTN_V_DECODE4 &&
+                                (D == 64 || D == 128) && tm->on && ctx->cc_major == 9 && ctx->cc_minor == 0
+                            ? kg_attn_dec_pair_stages(R, D, kg_attn_dec_bn[slot], KG_DEC_MAX_STAGES)
+                            : 0;
     /* a split's partials (valid rows x D floats) at most 1/4 of its keys' K
        and V (KG_ATTN_SPLIT_PER_ROW x valid rows keys; 16 until session 20:
        H200, B 8 MQA (32 rows), Sk 8192, two blocks a multiprocessor then:
        16 splits 23.6 us, the one-wave 32 splits 33.2; at one block a
        multiprocessor that row takes 16 splits either way) */
     const int64_t vr = rows < R ? rows : R;
-    const int64_t slots = (int64_t)ctx->sm_count * per_sm;
+    const int64_t slots = (int64_t)ctx->sm_count * (pair_st > 0 ? 2 : per_sm);
     const int ms = (int)(max_splits > KG_ATTN_MAX_SPLITS ? KG_ATTN_MAX_SPLITS : max_splits);
     const int forced = (int)ctx->test_force[KGI_TEST_ATTN_SPLITS];
     /* D 32 (K and V on cp.async copies, a few KB in flight a block, three
@@ -796,9 +928,28 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
                          : 0;
     const int cf = __atomic_load_n(&dec_chunk_force, __ATOMIC_RELAXED);
     const int64_t per_row = cf > 0 ? cf : cf < 0 ? 0 : KG_ATTN_SPLIT_PER_ROW;
-    const kg_attn_split sp =
-        kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], slots, ms, per_row * vr, fill, forced);
+    kg_attn_split sp = kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], slots, ms, per_row * vr, fill, forced);
+    int pair = pair_st > 0 && blocks * sp.splits > ctx->sm_count;
+    if (pair_st > 0) {
+        const kg_attn_split sd = kg_attn_plan_split(blocks, p->sk, kg_attn_dec_bn[slot], (int64_t)ctx->sm_count * per_sm,
+                                                    ms, per_row * vr, fill, forced);
+        /* session 33's rule (mode 2, the runtime's choice) gets the
+           residency of the launch without pair: one block a multiprocessor
+           where the spread rule below pads its one wave, else as many as
+           its shared memory lets (D 64: two) */
+        if (pair && pmode == 2) {
+            const int64_t nd = blocks * sd.splits;
+            int dres = (int)((228 << 10) / (e->smem + 1024));
+            if (nd <= ctx->sm_count || dres < 1)
+                dres = 1;
+            pair = kg_attn_dec_pair_rule(nrt, blocks, sd.splits, sd.chunk, sp.splits, sp.chunk, kg_attn_dec_bn[slot],
+                                         ctx->sm_count, dres > 2 ? 2 : dres);
+        }
+        if (!pair)
+            sp = sd;
+    }
     __atomic_store_n(&dec_fill_last, fill, __ATOMIC_RELAXED);
+    __atomic_store_n(&dec_pair_last, pair, __ATOMIC_RELAXED);
     p->splits = sp.splits;
     p->chunk = sp.chunk;
     p->rows_tile = (int32_t)R;
@@ -844,12 +995,16 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
        9.0) asks for more than half of it, so that the hardware scheduler
        cannot put two blocks on one multiprocessor and leave another idle. */
     const int64_t nblocks = blocks * sp.splits;
-    int smem = e->smem;
+    /* (the candidate's blocks: its stages' bytes, below the kernel's own at
+       D 128, so that two fit; never padded) */
+    int smem = pair ? (int)kg_attn_dec4_smem(R, D, kg_attn_dec_bn[slot], pair_st) : e->smem;
     const int sf = __atomic_load_n(&dec_spread_force, __ATOMIC_RELAXED);
-    const int spread = ctx->cc_major == 9 && ctx->cc_minor == 0 && (sf > 0 || (sf == 0 && nblocks <= ctx->sm_count));
-    if (spread && (int64_t)(smem + 1024) * 2 <= (228 << 10))
+    const int spread =
+        !pair && ctx->cc_major == 9 && ctx->cc_minor == 0 && (sf > 0 || (sf == 0 && nblocks <= ctx->sm_count));
+    const int pad = spread && (int64_t)(smem + 1024) * 2 <= (228 << 10);
+    if (pad)
         smem = (114 << 10) + 1;
-    __atomic_store_n(&dec_spread_last, smem != e->smem, __ATOMIC_RELAXED);
+    __atomic_store_n(&dec_spread_last, pad, __ATOMIC_RELAXED);
     /* the stages on bulk tensor copies: Q, 1 KB of alignment and each
        stage's K and V tiles in whole 64-element panels, within the 227 KB a
        block may have (attention_decode.cuh). 32-row tiles (MQA-like groups)
@@ -868,7 +1023,7 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
        10.63 / 10.65, B 4 Hq 64 Hkv 2 Sk 6000 15.83 / 15.52). A test may
        ask for any count. */
     const int sforce = __atomic_load_n(&dec_stages_force, __ATOMIC_RELAXED);
-    int stages = sforce != 0 ? sforce : spread && (R == 32 || (R == 16 && rows > 16)) ? 6 : 0;
+    int stages = sforce != 0 ? sforce : pair ? pair_st : spread && (R == 32 || (R == 16 && rows > 16)) ? 6 : 0;
     if (!tm->on || stages > KG_DEC_MAX_STAGES || stages < 2)
         stages = 0;
     if (stages > 0) {
@@ -904,6 +1059,8 @@ static kg_status launch_decode(kg_context *ctx, kg_dtype dt, kg_attn_variant var
     p->dflags = (uint16_t)((late ? KG_DEC_LATE_PDL : 0) | kbits | (tail > 0 ? KG_DEC_TAIL | (unsigned)tail << 8 : 0u));
     __atomic_store_n(&dec_late_last, late, __ATOMIC_RELAXED);
     st = dec_raise_smem(ctx, e->kernel, smem);
+    if (st == KG_OK)
+        st = dec_carveout(ctx, e->kernel, pair);
     if (st != KG_OK)
         return st;
     void *argv[2] = {p, tm}; /* (the combine kernel takes p alone) */

@@ -243,6 +243,91 @@ KG_API int kg_test_last_attn_order(const kg_context *ctx);
 KG_API void kg_test_attn_dec_spread(int on);
 KG_API int kg_test_last_attn_dec_spread(void);
 
+/* "pair", session 31's launch (the runtime's choice where
+   kg_attn_dec_pair_rule takes it, below): two blocks a multiprocessor for
+   the 64-row decode tiles (KG_ATTN_V_DECODE4, group x Sq from 33 rows) at
+   head dims 64 and 128 on bulk tensor copies, compute capability 9.0.
+   Those blocks run the most
+   mma.sync work per byte of K and V (64 rows against each key), one warp a
+   scheduler: B 8 Hq 32 Hkv 1 Sq 16 Sk 8192 D 128 ran 157 TFLOP/s (109 µs)
+   against a 10 µs floor of its 34 MB of K and V (H100, s30f). Two blocks
+   give each scheduler a second warp to issue while the first waits on its
+   loads, shuffles and exponentials, and the planner plans for 2 x the
+   multiprocessors (twice the splits, or half the waves where one split
+   already fills them). At D 128 they fit only with 2 stages instead of 3.
+   The dynamic shared memory one such block may take:
+   half of the 228 KB, less the 1 KB the hardware reserves a block and 256
+   bytes for the kernel's static shared memory (its barriers, two ints). */
+#define KG_ATTN_DEC_PAIR_SMEM ((114 << 10) - 1024 - 256)
+
+/* The dynamic shared memory a 64-row decode block (each warp 16 rows of
+   its own, attention_decode.cuh's WR = 4) of `rows_tile` rows at head dim
+   D (64 to 256) needs with `stages` stages of `bn`-key K and V tiles on
+   bulk tensor copies: Q (rows of D + 8 elements), 1 KB of alignment, the
+   stages in whole 64-element panels, and at least the warps' merge (and
+   gen/attention.lua's 256 floats a row). -1 for arguments out of range
+   (rows_tile 1-64, bn 1-256, stages 2 to KG_DEC_MAX_STAGES). With the
+   kernel's own stages it is gen/attention.lua's size of the kernel. */
+KG_API int64_t kg_attn_dec4_smem(int64_t rows_tile, int64_t D, int64_t bn, int stages);
+
+/* The most stages, 2 to `most`, with which two such blocks fit one
+   multiprocessor (kg_attn_dec4_smem at most KG_ATTN_DEC_PAIR_SMEM); 0 where
+   not even 2 do. D 128 (64-key tiles): 2; D 64 (128-key tiles): 3. */
+KG_API int kg_attn_dec_pair_stages(int64_t rows_tile, int64_t D, int64_t bn, int most);
+
+/* Session 33's predicate for the pair launch (kg_attn_dec_pair_rule): the
+   model's gain the pair launch must reach, percent, and the throughput of a
+   multiprocessor running two such blocks, in quarters of one block's (5:
+   1.25x; H100 s31r1: 1.21-1.36x on the full compute-bound grids). Fixed
+   before round s34r1 (H100, 2026-12-06), which measured the rule: on the 19
+   rows it took, 10 of s31r1's and 9 fresh ones, x 1.225 geomean against
+   the launch without pair (worst x 1.051; the fresh rows alone x 1.213),
+   the 26 rows it declined 0.996-1.006 (the same launch); forced everywhere,
+   pair was x 1.086 on 38 rows, worst 0.844 (one row tile a KV head). */
+#define KG_ATTN_DEC_PAIR_GAIN_PCT 110
+#define KG_ATTN_DEC_PAIR_TWO_Q 5
+
+/* Session 33's predicate: whether the pair launch should be taken where it
+   applies (s31r1: it lost where each K / V tile had one row tile, and where
+   its grid left many multiprocessors with one block). 1 iff all of:
+   - row_tiles (the 64-row tiles of one KV head, group x Sq / 64 rounded
+     up) >= 2: each K / V tile then serves two or more blocks (L2), so a
+     block streams at most half of its tile's bytes from memory. With one
+     row tile a block at one a multiprocessor already streams 32 KB a key
+     tile every ~1.7 µs, 132 x 32 KB / 1.7 µs = 2.5 TB/s, ~83% of copy
+     (s31r1 measured those rows at 76-81% of copy): a second block has no
+     bytes to take, and pays the 2 stages and the larger merge;
+   - def_per_sm (the blocks the default launch has resident a
+     multiprocessor) is 1: where it is 2 already (D 64's 3 stages on more
+     than one wave, not padded), the pair launch is the default's;
+   - the pair grid (blocks x pair_splits) exceeds `sms`, and its critical
+     path in key tiles, with a multiprocessor of two blocks running them at
+     KG_ATTN_DEC_PAIR_TWO_Q / 4 of one block's throughput and a last wave
+     of at most `sms` blocks one a multiprocessor, is at most
+     100 / KG_ATTN_DEC_PAIR_GAIN_PCT of the default's (its waves of `sms`
+     blocks x its key tiles a block): the gain must pay the larger partials
+     and merge. A grid that leaves multiprocessors with one block (s31r1:
+     B 1 Hq 16 Hkv 2 Sq 16 Sk 15951, 200 blocks: 68 with two, 64 with one)
+     gains nothing on its critical path.
+   blocks: the row tiles of the call (B x Hkv x row_tiles); splits / chunk
+   and pair_splits / pair_chunk: kg_attn_plan_split's plans for `sms` and
+   2 x `sms` slots; bn: the kernel's key tile. 0 for arguments out of range. */
+KG_API int kg_attn_dec_pair_rule(int64_t row_tiles, int64_t blocks, int splits, int chunk, int pair_splits,
+                                 int pair_chunk, int bn, int64_t sms, int def_per_sm);
+
+/* The pair launch, process-wide (a test and benchmark hook): 1 forced (where
+   it applies: the 64-row tiles at D 64 / 128 on bulk tensor copies,
+   compute capability 9.0, and the planned grid larger than the
+   multiprocessors), 2 where it applies and kg_attn_dec_pair_rule says so,
+   -1 off, 0 the runtime's choice: the rule (as 2, since round s34r1);
+   whether the last decode launch took it. */
+KG_API void kg_test_attn_dec_pair(int on);
+KG_API int kg_test_last_attn_dec_pair(void);
+
+/* The pair mode the next decode launch takes (0 off, 1 forced, 2 the rule):
+   the hook's, its 0 the rule. Internal. */
+int kgi_attn_dec_pair_mode(void);
+
 /* The K / V loads of the Hopper prefill kernels and (compute capability
    9.0, head dims 64, 96, 128, 256) the decode kernels, process-wide: -1
    cp.async copies; 0 or 1 the runtime's choice (bulk tensor copies, TMA,

@@ -643,6 +643,196 @@ Test(attention_plan, persist_sched_rule)
     }
 }
 
+/* The session 31 candidate's shared memory and stages (two 64-row decode
+   blocks a multiprocessor, kg_test_attn_dec_pair): the size formula gives
+   gen/attention.lua's size of every generated 64-row kernel at its own 3
+   stages; two blocks of the stages it picks fit the 228 KB with the
+   hardware's 1 KB a block and the kernels' static shared memory (80 bytes,
+   ptxas); D 128 takes 2 stages, D 64 and 96 their 3, D 256 none; and the
+   splits it plans for the issue's rows (slots 2 x 132) against the
+   default's (132). */
+Test(attention_plan, decode_pair_stages_and_shared_memory)
+{
+    int n = 0;
+    for (int s = 0; s < KG_ATTN_DIM_COUNT; s++)
+        for (int dt = 0; dt < KG_DTYPE_COUNT; dt++)
+            for (int k = 0; k < 3; k++) {
+                const kg_attn_entry *e = &kg_attn_table[KG_ATTN_V_DECODE4][dt][s][k];
+                const int D = kg_attn_dims[s];
+                if (e->threads == 0 || D < 64) /* (D 32 loads by cp.async into rows of D + 8: not a candidate) */
+                    continue;
+                cr_assert_eq(e->bm, 64);
+                cr_assert_eq(kg_attn_dec4_smem(e->bm, D, kg_attn_dec_bn[s], 3), e->smem, "D %d: %lld, table %d", D,
+                             (long long)kg_attn_dec4_smem(e->bm, D, kg_attn_dec_bn[s], 3), e->smem);
+                const int st = kg_attn_dec_pair_stages(e->bm, D, kg_attn_dec_bn[s], KG_DEC_MAX_STAGES);
+                cr_assert_eq(st, D == 128 ? 2 : 3, "D %d: %d stages", D, st);
+                const int64_t b = kg_attn_dec4_smem(e->bm, D, kg_attn_dec_bn[s], st);
+                cr_assert(b > 0 && b <= KG_ATTN_DEC_PAIR_SMEM && 2 * (b + 1024 + 80) <= (228 << 10), "D %d: %lld", D,
+                          (long long)b);
+                /* one more stage would not fit two blocks */
+                cr_assert(st == KG_DEC_MAX_STAGES ||
+                          kg_attn_dec4_smem(e->bm, D, kg_attn_dec_bn[s], st + 1) > KG_ATTN_DEC_PAIR_SMEM);
+                n++;
+            }
+    cr_assert_eq(n, 2 * 3 * 3, "64-row kernels at D 64, 96, 128 for f16 and bf16, three kinds: %d", n);
+    /* by hand: D 128, 64 rows, 64-key tiles: Q 17408 + 1024 + 2 x 32768 */
+    cr_assert_eq(kg_attn_dec4_smem(64, 128, 64, 2), 17408 + 1024 + 65536);
+    cr_assert_eq(kg_attn_dec4_smem(64, 128, 64, 3), 17408 + 1024 + 98304);
+    cr_assert_eq(kg_attn_dec4_smem(64, 64, 128, 3), 9216 + 1024 + 98304);
+    cr_assert_eq(kg_attn_dec_pair_stages(64, 256, 64, KG_DEC_MAX_STAGES), 0);
+    cr_assert_eq(kg_attn_dec_pair_stages(64, 128, 64, 1), 0);
+    /* arguments out of range */
+    cr_assert_eq(kg_attn_dec4_smem(0, 128, 64, 2), -1);
+    cr_assert_eq(kg_attn_dec4_smem(65, 128, 64, 2), -1);
+    cr_assert_eq(kg_attn_dec4_smem(64, 32, 64, 2), -1);
+    cr_assert_eq(kg_attn_dec4_smem(64, 257, 64, 2), -1);
+    cr_assert_eq(kg_attn_dec4_smem(64, 128, 0, 2), -1);
+    cr_assert_eq(kg_attn_dec4_smem(64, 128, 64, 1), -1);
+    cr_assert_eq(kg_attn_dec4_smem(64, 128, 64, KG_DEC_MAX_STAGES + 1), -1);
+    cr_assert_eq(kg_attn_dec4_smem(INT64_MAX, INT64_MAX, INT64_MAX, INT32_MAX), -1);
+    /* the issue's rows (64-row tiles, 4 keys a valid row): candidate /
+       default splits; B 8 Hq 32 Hkv 1 Sq 16 Sk 8192 D 128: 64 row tiles */
+    const struct {
+        int64_t blocks, keys, vr;
+        int bn, pair, def;
+    } ex[] = {
+        {64, 8192, 64, 64, 4, 2},     /* B 8 Hq 32 Hkv 1 Sq 16 (and Hkv 8, group 4) */
+        {128, 8192, 64, 64, 2, 1},    /* B 8 Hq 64 Hkv 8 Sq 16: two row tiles a KV head */
+        {8, 32768, 64, 64, 32, 16},   /* B 1 Hq 32 Hkv 8 Sq 16 Sk 32768 */
+        {512, 4096, 64, 64, 1, 1},    /* B 64 Hq 32 Hkv 8 Sq 16 Sk 4096: 512 blocks, two waves instead of four */
+        {1, 32768, 64, 64, 128, 128}, /* MQA Hq 64 Sq 1: the 4 keys a row bind; 128 blocks: not taken */
+    };
+    for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++) {
+        const kg_attn_split p = kg_attn_plan_split(ex[i].blocks, ex[i].keys, ex[i].bn, 264, KG_ATTN_MAX_SPLITS,
+                                                   KG_ATTN_SPLIT_PER_ROW * ex[i].vr, 0, 0);
+        const kg_attn_split d = kg_attn_plan_split(ex[i].blocks, ex[i].keys, ex[i].bn, 132, KG_ATTN_MAX_SPLITS,
+                                                   KG_ATTN_SPLIT_PER_ROW * ex[i].vr, 0, 0);
+        cr_assert(p.splits == ex[i].pair && d.splits == ex[i].def, "example %zu: %d / %d splits, want %d / %d", i,
+                  p.splits, d.splits, ex[i].pair, ex[i].def);
+        /* where the candidate's grid is one wave or less it plans the
+           default's splits (the runtime then keeps the default launch) */
+        if (ex[i].blocks * p.splits <= 132)
+            cr_assert_eq(p.splits, d.splits);
+    }
+    /* that, for every grid of at most one wave: equal plans */
+    for (int64_t blocks = 1; blocks <= 140; blocks++)
+        for (int64_t keys = 1; keys <= 70000; keys = keys * 3 + 1)
+            for (int64_t vr = 33; vr <= 64; vr += 31) {
+                const kg_attn_split p = kg_attn_plan_split(blocks, keys, 64, 264, KG_ATTN_MAX_SPLITS, 4 * vr, 0, 0);
+                const kg_attn_split d = kg_attn_plan_split(blocks, keys, 64, 132, KG_ATTN_MAX_SPLITS, 4 * vr, 0, 0);
+                if (blocks * p.splits <= 132)
+                    cr_assert(p.splits == d.splits && p.chunk == d.chunk, "blocks %lld keys %lld", (long long)blocks,
+                              (long long)keys);
+            }
+}
+
+/* Session 33's rule for the pair candidate (kg_attn_dec_pair_rule) on the
+   rows s31r1 measured (H100, 132 multiprocessors; def/pair in the comment),
+   planned as the runtime plans them (kg_attn_plan_split for 132 and 264
+   slots, 4 keys a valid row): it takes the rows where each K / V tile has
+   two or more row tiles and the pair grid gives every multiprocessor two
+   blocks, and none of the rows pair lost. */
+Test(attention_plan, decode_pair_rule)
+{
+    const struct {
+        int B, Hq, Hkv, Sq, Sk, D, take;
+    } rs[] = {
+        {8, 32, 1, 16, 8192, 128, 1},   /* 1.308 */
+        {8, 64, 8, 16, 8192, 128, 1},   /* 1.210 */
+        {8, 32, 8, 16, 8192, 128, 0},   /* 0.991: one row tile a KV head */
+        {1, 32, 8, 16, 32768, 128, 0},  /* 0.920: one row tile */
+        {32, 32, 8, 11, 1198, 128, 0},  /* 1.061: one row tile (the waves' gain only) */
+        {1, 16, 2, 16, 15951, 128, 0},  /* 0.882: 200 blocks, 64 multiprocessors with one */
+        {16, 256, 8, 5, 1476, 128, 1},  /* 1.076 */
+        {8, 16, 2, 10, 4600, 128, 1},   /* 1.193 */
+        {64, 64, 2, 5, 6101, 64, 0},    /* 1.001: the default already two a multiprocessor */
+        {4, 64, 8, 5, 4077, 128, 0},    /* 0.949: one row tile */
+        {1, 32, 2, 14, 27210, 128, 1},  /* 1.081 */
+        {4, 128, 4, 16, 15118, 128, 1}, /* 1.317 */
+        {8, 32, 4, 12, 27104, 128, 1},  /* 1.357 */
+        {4, 128, 4, 15, 60646, 64, 1},  /* 1.276 */
+        {32, 64, 2, 14, 12625, 64, 0},  /* 1.003: the default already two a multiprocessor */
+        {2, 256, 8, 7, 1047, 128, 1},   /* 1.127 */
+        {8, 32, 2, 11, 10340, 64, 1},   /* 1.435 */
+        {4, 16, 4, 12, 17930, 128, 0},  /* 0.964: one row tile */
+        {2, 32, 8, 12, 2792, 128, 0},   /* 0.936: one row tile */
+    };
+    for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++) {
+        const int64_t rows = (int64_t)rs[i].Hq / rs[i].Hkv * rs[i].Sq, nrt = (rows + 63) / 64;
+        const int64_t blocks = (int64_t)rs[i].B * rs[i].Hkv * nrt, vr = rows < 64 ? rows : 64;
+        const int bn = rs[i].D == 128 ? 64 : 128;
+        const kg_attn_split d =
+            kg_attn_plan_split(blocks, rs[i].Sk, bn, 132, KG_ATTN_MAX_SPLITS, KG_ATTN_SPLIT_PER_ROW * vr, 0, 0);
+        const kg_attn_split p =
+            kg_attn_plan_split(blocks, rs[i].Sk, bn, 264, KG_ATTN_MAX_SPLITS, KG_ATTN_SPLIT_PER_ROW * vr, 0, 0);
+        /* the default's residency: D 64's 3 stages (108544 bytes) fit two a
+           multiprocessor where its grid is more than one wave (not padded) */
+        const int dres = rs[i].D == 64 && blocks * d.splits > 132 ? 2 : 1;
+        const int t = kg_attn_dec_pair_rule(nrt, blocks, d.splits, d.chunk, p.splits, p.chunk, bn, 132, dres);
+        cr_assert_eq(t, rs[i].take, "row %zu (B %d Hq %d Hkv %d Sq %d Sk %d D %d): %d / %d splits, took %d", i,
+                     rs[i].B, rs[i].Hq, rs[i].Hkv, rs[i].Sq, rs[i].Sk, rs[i].D, d.splits, p.splits, t);
+    }
+    /* by hand (132 multiprocessors, key tiles a block, x 5 for 1.25x):
+       4 row tiles of 2 a head, 32 splits of 8 tiles (one wave: 40) against
+       50 of 5 (200 blocks: 8 x 5 = 40): gain 1.00, not taken; 66 of 4
+       (264 blocks, 32): 1.25, taken */
+    cr_assert_eq(kg_attn_dec_pair_rule(2, 4, 32, 512, 50, 320, 64, 132, 1), 0);
+    cr_assert_eq(kg_attn_dec_pair_rule(2, 4, 32, 512, 66, 256, 64, 132, 1), 1);
+    /* 384 row tiles of one split, 24 key tiles: 3 waves (360) against a
+       full pair wave and 120 blocks alone (8 x 24 + 5 x 24 = 312): 1.15 */
+    cr_assert_eq(kg_attn_dec_pair_rule(3, 384, 1, 1476, 1, 1476, 64, 132, 1), 1);
+    /* the 110% bound exactly: 11 x 8 key tiles (one wave: 5 x 88 = 440)
+       against 8 x 50 = 400 takes, 8 x 51 = 408 does not */
+    cr_assert_eq(kg_attn_dec_pair_rule(2, 132, 1, 88 * 64, 2, 50 * 64, 64, 132, 1), 1);
+    cr_assert_eq(kg_attn_dec_pair_rule(2, 132, 1, 88 * 64, 2, 51 * 64, 64, 132, 1), 0);
+    /* one row tile, the default two a multiprocessor, a pair grid of one
+       wave: never */
+    cr_assert_eq(kg_attn_dec_pair_rule(1, 64, 2, 4096, 4, 2048, 64, 132, 1), 0);
+    cr_assert_eq(kg_attn_dec_pair_rule(8, 64, 2, 4096, 4, 2048, 64, 132, 2), 0);
+    cr_assert_eq(kg_attn_dec_pair_rule(8, 64, 2, 4096, 4, 2048, 64, 132, 1), 1);
+    cr_assert_eq(kg_attn_dec_pair_rule(8, 64, 2, 4096, 2, 4096, 64, 132, 1), 0);
+    /* arguments out of range */
+    cr_assert_eq(kg_attn_dec_pair_rule(0, 64, 2, 4096, 4, 2048, 64, 132, 1), 0);
+    cr_assert_eq(kg_attn_dec_pair_rule(8, 4, 2, 4096, 4, 2048, 64, 132, 1), 0);
+    cr_assert_eq(kg_attn_dec_pair_rule(8, 64, 0, 4096, 4, 2048, 64, 132, 1), 0);
+    cr_assert_eq(kg_attn_dec_pair_rule(8, 64, 2, 0, 4, 2048, 64, 132, 1), 0);
+    cr_assert_eq(kg_attn_dec_pair_rule(8, 64, 2, 4096, 4, 2048, 0, 132, 1), 0);
+    cr_assert_eq(kg_attn_dec_pair_rule(8, 64, 2, 4096, 4, 2048, 64, 0, 1), 0);
+    cr_assert_eq(kg_attn_dec_pair_rule(8, 64, 2, 4096, 4, 2048, 64, 132, 0), 0);
+    cr_assert_eq(kg_attn_dec_pair_rule(INT64_MAX, INT64_MAX, INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX,
+                                       INT64_MAX, INT32_MAX),
+                 0);
+    cr_assert_eq(kg_attn_dec_pair_rule(2, (int64_t)1 << 40, INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX, 1, 1 << 20, 1),
+                 0);
+    /* the largest in range: no overflow (2^60 blocks, full waves of 2^20
+       and 2^21: 5 / 4 of the critical path either way) */
+    cr_assert_eq(kg_attn_dec_pair_rule(2, (int64_t)1 << 40, 1 << 20, INT32_MAX, 1 << 20, INT32_MAX, 1, 1 << 20, 1), 1);
+    cr_assert_eq(kg_attn_dec_pair_rule(2, (int64_t)1 << 40, 1, INT32_MAX, 1, INT32_MAX, 1, 1 << 20, 1), 1);
+}
+
+/* The pair hook's modes: 0 (the runtime's choice) is the rule since round
+   s34r1, 1 forced, 2 the rule, -1 and anything else off; KG_ATTN_DEC_PAIR
+   (session 33's switch to the rule) is no longer read. */
+Test(attention_plan, decode_pair_modes)
+{
+    const char *const vals[] = {NULL, "rule", "off", ""};
+    for (size_t i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+        if (vals[i])
+            setenv("KG_ATTN_DEC_PAIR", vals[i], 1);
+        else
+            unsetenv("KG_ATTN_DEC_PAIR");
+        const int want[6][2] = {{0, 2}, {1, 1}, {2, 2}, {-1, 0}, {3, 0}, {-2, 0}};
+        for (int j = 0; j < 6; j++) {
+            kg_test_attn_dec_pair(want[j][0]);
+            cr_assert_eq(kgi_attn_dec_pair_mode(), want[j][1], "KG_ATTN_DEC_PAIR %s, hook %d: mode %d",
+                         vals[i] ? vals[i] : "(unset)", want[j][0], kgi_attn_dec_pair_mode());
+        }
+    }
+    unsetenv("KG_ATTN_DEC_PAIR");
+    kg_test_attn_dec_pair(0);
+    cr_assert_eq(kgi_attn_dec_pair_mode(), 2);
+}
+
 /* ---- GPU: numerics ----------------------------------------------------------- */
 
 static uint64_t rng;
@@ -2433,6 +2623,190 @@ Test(attention, decode_is_bitwise_reproducible)
     free(l1);
     free(l2);
     kg_free(ctx, dl);
+}
+
+/* The session 31 candidate (kg_test_attn_dec_pair: two 64-row decode
+   blocks a multiprocessor, 2 stages at D 128, twice the splits) against
+   the float64 reference, on rows whose planned grid exceeds the
+   multiprocessors so that it is taken: MQA Sq 16 (512 rows, 8 row tiles),
+   group 4 Sq 12 at D 64 (48 of 64 rows valid), group 40 Sq 3 in [B,S,H,D]
+   (a row tile of 56 valid rows), fully masked rows with 21 forced splits
+   that do not divide the keys (the last one 160 of 192 keys), and group 33
+   Sq 1 over 33000 keys (129 splits); the strided lse of each. Then, with
+   pair off (-1), the same rows do not take it. (The runtime's choice, the
+   rule, declines all five: decode_pair_rule_matches_reference covers it.) */
+Test(attention, decode_pair_matches_reference)
+{
+    int major = 0, minor = 0, sms = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, &major, &minor, &sms));
+    /* (the grids and splits below are planned for 132 multiprocessors: an
+       H100 SXM or H200; elsewhere the candidate is checked where it takes) */
+    const int sm90 = major == 9 && minor == 0, at132 = sms == 132;
+    const struct {
+        acase c;
+        int forced, splits;
+    } cs[] = {
+        {{KG_BF16, 2, 32, 1, 16, 3000, 128, 1, MASK_NONE, 0, 0, 0.f}, 0, 10},
+        {{KG_F16, 8, 16, 4, 12, 2500, 64, 1, MASK_NONE, 0, 0, 0.f}, 0, 7},
+        {{KG_BF16, 8, 40, 1, 3, 3001, 128, 0, MASK_NONE, 0, 1, 0.f}, 0, 10},
+        {{KG_BF16, 8, 8, 1, 8, 4000, 128, 0, MASK_EMPTY_ROWS, 2, 0, 0.f}, 23, 21},
+        {{KG_F16, 1, 66, 2, 1, 33000, 64, 0, MASK_NONE, 0, 0, 0.f}, 0, 129},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
+            continue;
+        for (int on = 1; on >= -1; on -= 2) {
+            kg_test_attn_dec_pair(on);
+            kg_test_force_attn_splits(ctx, cs[i].forced);
+            run_case_once(&cs[i].c);
+            cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_DECODE4, "case %zu: %s", i, path_name);
+            const int took = kg_test_last_attn_dec_pair();
+            cr_assert(on > 0 ? !at132 || took == (sm90 && kg_test_last_attn_tma()) : !took,
+                      "case %zu, pair %d: took %d", i, on, took);
+            if (took && at132)
+                cr_assert_eq(kg_test_last_attn_splits(ctx), cs[i].splits, "case %zu: %d splits", i,
+                             kg_test_last_attn_splits(ctx));
+            if (took) /* its stages, and no padding to one block a multiprocessor */
+                cr_assert(kg_test_last_attn_dec_stages() == (cs[i].c.D == 128 ? 2 : 3) &&
+                              kg_test_last_attn_dec_spread() == 0,
+                          "case %zu: %d stages, spread %d", i, kg_test_last_attn_dec_stages(),
+                          kg_test_last_attn_dec_spread());
+        }
+    }
+    kg_test_attn_dec_pair(0);
+    kg_test_force_attn_splits(ctx, 0);
+}
+
+/* Pair changes where blocks run and how many stages they keep, not what
+   they compute: its bits (forced, hook 1) equal the launch without pair's
+   (hook -1) at the same split count (forced), run to run too (the same
+   call twice), also where
+   one split already fills the GPU (B 64 Hq 32 Hkv 8 Sq 16: 512 blocks, no
+   partials) and with the combine kernel's lanes at 1 and 32. */
+Test(attention, decode_pair_keeps_the_bits)
+{
+    int major = 0, minor = 0, sms = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, &major, &minor, &sms));
+    /* (on 132 multiprocessors every case's planned grid is larger than the
+       multiprocessors, so the candidate must have taken wherever the loads
+       took bulk tensor copies: else this compares the default with itself) */
+    const int at132 = major == 9 && minor == 0 && sms == 132;
+    const struct {
+        int B, Hq, Hkv, Sq, Sk, D, causal, lanes;
+    } cs[] = {
+        {2, 32, 1, 16, 3000, 128, 1, 0}, {4, 32, 8, 16, 5000, 128, 1, 0}, {8, 16, 4, 12, 2500, 64, 0, 0},
+        {64, 32, 8, 16, 1200, 128, 1, 0}, {2, 32, 1, 16, 3000, 128, 0, 1}, {2, 32, 1, 16, 3000, 128, 0, 32},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
+            continue;
+        dec_io x;
+        dec_io_open(&x, cs[i].B, cs[i].Hq, cs[i].Hkv, cs[i].Sq, cs[i].Sk, cs[i].D);
+        uint16_t *o3 = malloc(x.nq * 2);
+        const kg_attention_opts opts = {0.f, cs[i].causal};
+        kg_test_attn_dec_lanes(cs[i].lanes);
+        kg_test_attn_dec_pair(1);
+        dec_io_run(&x, &opts, x.o1);
+        const int took = kg_test_last_attn_dec_pair(), splits = kg_test_last_attn_splits(ctx);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_DECODE4);
+        cr_assert(!at132 || took == kg_test_last_attn_tma(), "case %zu: pair took %d, bulk copies %d", i, took,
+                  kg_test_last_attn_tma());
+        dec_io_run(&x, &opts, o3);
+        cr_assert(memcmp(x.o1, o3, x.nq * 2) == 0, "case %zu: the candidate's runs differ", i);
+        kg_test_attn_dec_pair(-1);
+        kg_test_force_attn_splits(ctx, splits);
+        dec_io_run(&x, &opts, x.o2);
+        cr_assert_eq(kg_test_last_attn_splits(ctx), splits);
+        cr_assert_eq(kg_test_last_attn_dec_pair(), 0);
+        cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0,
+                  "case %zu (took %d, %d splits): bits differ from the launch without pair's", i, took, splits);
+        kg_test_force_attn_splits(ctx, 0);
+        kg_test_attn_dec_lanes(0);
+        free(o3);
+        dec_io_close(&x);
+    }
+    kg_test_attn_dec_pair(0);
+}
+
+/* Session 33's rule (kg_attn_dec_pair_rule), the runtime's choice since
+   round s34r1: the default launch (hook 0) against the float64 reference
+   (run_case_once, lse included), where it takes the pair launch and where
+   not (on 132 multiprocessors: planned there, the decision and splits
+   asserted), and its bits: the same decision, splits and bits with the
+   rule asked for (hook 2); equal to the forced pair launch's where it took
+   and to the launch without pair (hook -1) where it did not; and where it
+   took, equal to the launch without pair at the same split count (forced).
+   Cases: MQA Sq 16 causal with B 8 (256 pair blocks: taken, 4 splits) and
+   B 2 (160 blocks, 5 key tiles each against the 6 without pair: not
+   taken), group 4 Sq 16 (one row tile a KV head: not taken), group 8 Sq 12
+   at D 64 (taken, 8 splits), fully masked rows with group 16 Sq 8 (B 16:
+   taken, 8 splits; B 8: 208 blocks, not taken), and 140 row tiles of one
+   split, group 16 Sq 5 causal: at D 128 two waves against one pair wave
+   (taken), at D 64 not (without pair, 3 stages unpadded past one wave, it
+   already runs two blocks a multiprocessor). */
+Test(attention, decode_pair_rule_matches_reference)
+{
+    int major = 0, minor = 0, sms = 0;
+    KT_OK(ctx, kg_device_info(ctx, NULL, 0, &major, &minor, &sms));
+    const int at132 = major == 9 && minor == 0 && sms == 132;
+    const struct {
+        acase c;
+        int take, splits;
+    } cs[] = {
+        {{KG_BF16, 8, 32, 1, 16, 3000, 128, 1, MASK_NONE, 0, 0, 0.f}, 1, 4},
+        {{KG_BF16, 2, 32, 1, 16, 3000, 128, 1, MASK_NONE, 0, 0, 0.f}, 0, 8},
+        {{KG_F16, 4, 32, 8, 16, 5000, 128, 0, MASK_NONE, 0, 0, 0.f}, 0, 4},
+        {{KG_F16, 8, 16, 2, 12, 4000, 64, 0, MASK_NONE, 0, 0, 0.f}, 1, 8},
+        {{KG_BF16, 16, 16, 1, 8, 4000, 128, 0, MASK_EMPTY_ROWS, 2, 0, 0.f}, 1, 8},
+        {{KG_BF16, 8, 16, 1, 8, 4000, 128, 0, MASK_EMPTY_ROWS, 2, 0, 0.f}, 0, 8},
+        {{KG_BF16, 70, 16, 1, 5, 300, 128, 1, MASK_NONE, 0, 0, 0.f}, 1, 1},
+        {{KG_F16, 70, 16, 1, 5, 300, 64, 1, MASK_NONE, 0, 0, 0.f}, 0, 1},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        if (!kt_take(2)) /* sanitizer mode (kg_test.h): a seeded sample */
+            continue;
+        kg_test_attn_dec_pair(0); /* the runtime's choice */
+        run_case_once(&cs[i].c);
+        cr_assert_eq(kg_test_last_attn_variant(ctx), KG_ATTN_V_DECODE4, "case %zu: %s", i, path_name);
+        const int took = kg_test_last_attn_dec_pair(), splits = kg_test_last_attn_splits(ctx);
+        if (at132 && kg_test_last_attn_tma())
+            cr_assert(took == cs[i].take && splits == cs[i].splits, "case %zu: took %d, %d splits; want %d, %d", i,
+                      took, splits, cs[i].take, cs[i].splits);
+        if (took)
+            cr_assert(kg_test_last_attn_dec_stages() == (cs[i].c.D == 128 ? 2 : 3) &&
+                          kg_test_last_attn_dec_spread() == 0,
+                      "case %zu: %d stages, spread %d", i, kg_test_last_attn_dec_stages(),
+                      kg_test_last_attn_dec_spread());
+        if (cs[i].c.mask != MASK_NONE || cs[i].c.bshd) /* (the bits below: [B,H,S,D], no mask) */
+            continue;
+        dec_io x;
+        dec_io_open(&x, cs[i].c.B, cs[i].c.Hq, cs[i].c.Hkv, cs[i].c.Sq, cs[i].c.Sk, cs[i].c.D);
+        const kg_attention_opts opts = {0.f, cs[i].c.causal};
+        kg_test_attn_dec_pair(0);
+        dec_io_run(&x, &opts, x.o1);
+        cr_assert(kg_test_last_attn_dec_pair() == took && kg_test_last_attn_splits(ctx) == splits, "case %zu", i);
+        const int other[2] = {2, took ? 1 : -1};
+        for (int k = 0; k < 2; k++) {
+            kg_test_attn_dec_pair(other[k]);
+            dec_io_run(&x, &opts, x.o2);
+            cr_assert(kg_test_last_attn_dec_pair() == took && kg_test_last_attn_splits(ctx) == splits,
+                      "case %zu, hook %d: took %d, %d splits", i, other[k], kg_test_last_attn_dec_pair(),
+                      kg_test_last_attn_splits(ctx));
+            cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "case %zu (took %d): bits differ from the %s launch's", i,
+                      took, other[k] == 2 ? "rule's (hook 2)" : took ? "forced pair" : "without pair");
+        }
+        if (took) { /* the launch without pair at the same split count */
+            kg_test_attn_dec_pair(-1);
+            kg_test_force_attn_splits(ctx, splits);
+            dec_io_run(&x, &opts, x.o2);
+            cr_assert(kg_test_last_attn_dec_pair() == 0 && kg_test_last_attn_splits(ctx) == splits, "case %zu", i);
+            cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0,
+                      "case %zu (%d splits): the default's bits differ from the launch without pair's", i, splits);
+            kg_test_force_attn_splits(ctx, 0);
+        }
+        dec_io_close(&x);
+    }
+    kg_test_attn_dec_pair(0);
 }
 
 TestSuite(attention, .init = gpu_setup, .fini = close_ctx, .timeout = 600);
