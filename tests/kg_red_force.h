@@ -94,4 +94,13 @@ static inline kg_red_tuning kg_red_force_segw(void)
     return t;
 }
 
+/* Session 34's candidate (forced-only): strided columns of f16 / bf16 in
+   colsp where its 3 blocks a multiprocessor add no wave (cols_strided_occ 4). */
+static inline kg_red_tuning kg_red_force_strided_occ(void)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.cols_strided_occ = 4;
+    return t;
+}
+
 #endif
