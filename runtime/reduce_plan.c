@@ -1853,7 +1853,7 @@ static int cols_occ_applies(const kg_red_plan *plan, const kg_red_info *info, kg
     return !(A->vec == KG_RED_CV_STRIDED && info->acc_size[dt] == 8 && !T->cols_occ_wide);
 }
 
-/* cols_strided_occ (session 34, forced-only): f16 / bf16 COLS plans in the
+/* cols_strided_occ (session 33, red34, forced-only): f16 / bf16 COLS plans in the
    strided mode that cols_occ's rule sends to colso take colsp instead: 3
    always, 4 where its waves do not grow (kg_reduce_plan_tuned). In the
    strided mode a lane loads one element per load, so colso's 4 rows of 4

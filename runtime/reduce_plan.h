@@ -208,7 +208,7 @@ typedef struct kg_red_tuning {
                                rows in flight a lane: 48 KB a multiprocessor instead of 32), the split fill at its
                                3 resident blocks; 4: that plan only where its grid needs no more waves of 3 blocks
                                a multiprocessor than main's grid of 4, ceil(g3 / (3 SMs)) <= ceil(g4 / (4 SMs))
-                               (kg_reduce_plan_tuned); 0: off. Session 34's candidate (sp3w: session 31's sp3
+                               (kg_reduce_plan_tuned); 0: off. Session 33's red34 candidate (sp3w: session 31's sp3
                                narrowed), not measured: forced-only */
 } kg_red_tuning;
 

@@ -94,7 +94,7 @@ static inline kg_red_tuning kg_red_force_segw(void)
     return t;
 }
 
-/* Session 34's candidate (forced-only): strided columns of f16 / bf16 in
+/* Session 33's red34 candidate (forced-only): strided columns of f16 / bf16 in
    colsp where its 3 blocks a multiprocessor add no wave (cols_strided_occ 4). */
 static inline kg_red_tuning kg_red_force_strided_occ(void)
 {

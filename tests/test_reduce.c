@@ -1841,7 +1841,7 @@ Test(gpu, rows_in_contiguous_chunks_under_rows_stripes_0_every_op_and_dtype_twic
     stripes_tunings(1, 0);
 }
 
-/* cols_strided_occ 4 (session 34's sp3w, forced-only): f16 / bf16 COLS
+/* cols_strided_occ 4 (session 33's red34, sp3w, forced-only): f16 / bf16 COLS
    plans in the strided mode that main runs in colso (4 blocks, 4 rows of 4
    columns in flight a lane) run in colsp (3 blocks, 8 rows), the split
    refilled at 3 blocks, where colsp's grid needs no more waves of 3 blocks
@@ -1899,6 +1899,7 @@ Test(gpu, strided_2_byte_columns_in_colsp_where_waves_allow_every_value_op_twice
     const size_t ncases = sizeof strided_p_cases / sizeof strided_p_cases[0];
     kg_red_tuning t = kg_red_tuning_default, t0 = kg_red_tuning_default;
     t.cols_strided_occ = 4;
+    t0.cols_strided_occ = 0; /* main's plan (whatever the default becomes) */
     strided_p_launches = 0;
     uint64_t rng = kt_seed() ^ 0x5350335721ull;
     int total = 0, calls = 0, same_bits = 0, in_colsp = 0, as_main = 0;

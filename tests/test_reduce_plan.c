@@ -3404,7 +3404,7 @@ Test(reference, matches_hand_computed_values)
     cr_assert_null(kg_red_refs[KG_RED_MEAN].i);
 }
 
-/* cols_strided_occ (session 34's sp3w, forced-only): f16 / bf16 COLS plans
+/* cols_strided_occ (session 33's red34, sp3w, forced-only): f16 / bf16 COLS plans
    in the strided mode that main runs in colso take colsp, the split fill at
    its 3 resident blocks (3: always; 4: only where ceil(grid / 3 SMs) <=
    ceil(main's grid / 4 SMs)). Every other plan is main's byte for byte
@@ -3451,7 +3451,8 @@ static const socc_case socc_gpu[] = {
    (p4); checks what the tuning says. Returns 1 where p4 is colsp. */
 static int socc_plans(const socc_case *c, kg_dtype dt, kg_reduce_op op, kg_red_plan *p4, int *strided_colso)
 {
-    kg_red_tuning t3 = kg_red_tuning_default, t4 = kg_red_tuning_default;
+    kg_red_tuning t0 = kg_red_tuning_default, t3 = kg_red_tuning_default, t4 = kg_red_tuning_default;
+    t0.cols_strided_occ = 0; /* main's plan (whatever the default becomes) */
     t3.cols_strided_occ = 3;
     t4.cols_strided_occ = 4;
     const size_t es = kg_dtype_size(dt);
@@ -3461,7 +3462,7 @@ static int socc_plans(const socc_case *c, kg_dtype dt, kg_reduce_op op, kg_red_p
         if ((c->mask >> d) & 1u)
             axes[na++] = d;
     kg_red_plan p0, p3;
-    cr_assert_eq(plan_of(op, &in, axes, na, 0, &p0), KG_OK);
+    cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &t0, &p0), KG_OK);
     cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &t3, &p3), KG_OK);
     cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &t4, p4), KG_OK);
     const kg_red_info *info = &kg_red_infos[op];
