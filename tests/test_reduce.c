@@ -1893,8 +1893,8 @@ static void *strided_p_result(kg_reduce_op op, const kg_tensor *in, const rcase 
 
 Test(gpu, strided_2_byte_columns_in_colsp_where_waves_allow_every_value_op_twice_bitwise)
 {
-    const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD, KG_RED_NORM, KG_RED_MAX, KG_RED_MIN,
-                                KG_RED_ARGMAX};
+    const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD,  KG_RED_NORM,
+                                KG_RED_MAX, KG_RED_MIN,  KG_RED_ARGMAX};
     const kg_dtype dts[] = {KG_BF16, KG_F16};
     const size_t ncases = sizeof strided_p_cases / sizeof strided_p_cases[0];
     kg_red_tuning t = kg_red_tuning_default, t0 = kg_red_tuning_default;

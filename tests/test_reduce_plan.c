@@ -3418,33 +3418,33 @@ typedef struct socc_case {
     int64_t shape[6];
     int perm[6]; /* memory order, outermost first */
     unsigned mask;
-    int off;     /* elements after the 256-byte boundary */
-    int want;    /* under 4, f16 / bf16 value reductions: 1 colsp, 0 main's plan, -1 either */
-    int follow;  /* part 2: followed element by element */
+    int off;    /* elements after the 256-byte boundary */
+    int want;   /* under 4, f16 / bf16 value reductions: 1 colsp, 0 main's plan, -1 either */
+    int follow; /* part 2: followed element by element */
 } socc_case;
 
 static const socc_case socc_sweep[] = {
-    {2, {167773, 100}, {1, 0}, 0x2, 0, 1, 0},                       /* #71 */
-    {4, {15, 69, 1023, 32}, {0, 3, 1, 2}, 0x6, 0, -1, 0},           /* #40's kind (its permutation not replayed) */
-    {3, {13, 384, 13445}, {0, 1, 2}, 0x3, 0, 1, 0},                 /* #156 */
-    {3, {31, 1023, 1059}, {0, 1, 2}, 0x3, 0, 1, 0},                 /* #162 */
-    {3, {96, 63, 11097}, {0, 1, 2}, 0x3, 0, 1, 0},                  /* #198 */
+    {2, {167773, 100}, {1, 0}, 0x2, 0, 1, 0},                        /* #71 */
+    {4, {15, 69, 1023, 32}, {0, 3, 1, 2}, 0x6, 0, -1, 0},            /* #40's kind (its permutation not replayed) */
+    {3, {13, 384, 13445}, {0, 1, 2}, 0x3, 0, 1, 0},                  /* #156 */
+    {3, {31, 1023, 1059}, {0, 1, 2}, 0x3, 0, 1, 0},                  /* #162 */
+    {3, {96, 63, 11097}, {0, 1, 2}, 0x3, 0, 1, 0},                   /* #198 */
     {6, {500, 96, 13, 2, 2, 27}, {0, 1, 2, 3, 4, 5}, 0x13, 0, 1, 0}, /* #215 */
-    {5, {5, 256, 7, 17, 441}, {0, 1, 2, 3, 4}, 0xd, 0, 0, 0},       /* #42: 512 blocks, one wave of 4 */
-    {4, {511, 5, 9, 5837}, {0, 1, 2, 3}, 0x1, 0, 0, 0},             /* #52: 1027 blocks */
-    {2, {10324441, 13}, {1, 0}, 0x2, 0, 0, 0},                      /* #202: 2112 blocks */
+    {5, {5, 256, 7, 17, 441}, {0, 1, 2, 3, 4}, 0xd, 0, 0, 0},        /* #42: 512 blocks, one wave of 4 */
+    {4, {511, 5, 9, 5837}, {0, 1, 2, 3}, 0x1, 0, 0, 0},              /* #52: 1027 blocks */
+    {2, {10324441, 13}, {1, 0}, 0x2, 0, 0, 0},                       /* #202: 2112 blocks */
 };
 
 static const socc_case socc_gpu[] = {
-    {3, {3, 255, 1101}, {0, 1, 2}, 0x1, 0, 1, 1},          /* 255 outer positions x 5 tiles, unsplit */
-    {3, {3, 255, 1101}, {0, 1, 2}, 0x1, 1, 1, 1},          /* the same one element off */
-    {2, {20001, 100}, {1, 0}, 0x2, 0, 1, 1},               /* #71's kind, transposed */
-    {3, {9, 50, 6001}, {0, 1, 2}, 0x2, 0, 1, 1},           /* 9 outer positions, split */
-    {4, {17, 3, 29, 3001}, {0, 1, 2, 3}, 0x5, 0, 1, 1},    /* two reduced dims walked, split */
-    {3, {31, 101, 1059}, {0, 1, 2}, 0x3, 0, 1, 1},         /* #162's kind */
-    {2, {64, 20011}, {0, 1}, 0x1, 0, 1, 1},                /* split */
-    {4, {256, 7, 5, 441}, {0, 1, 2, 3}, 0x6, 0, 0, 1},    /* #42's kind: 512 blocks, unsplit: main's */
-    {2, {2000, 129}, {0, 1}, 0x1, 0, 0, 1},                /* 48 blocks: the 2-block kernel, main's */
+    {3, {3, 255, 1101}, {0, 1, 2}, 0x1, 0, 1, 1},       /* 255 outer positions x 5 tiles, unsplit */
+    {3, {3, 255, 1101}, {0, 1, 2}, 0x1, 1, 1, 1},       /* the same one element off */
+    {2, {20001, 100}, {1, 0}, 0x2, 0, 1, 1},            /* #71's kind, transposed */
+    {3, {9, 50, 6001}, {0, 1, 2}, 0x2, 0, 1, 1},        /* 9 outer positions, split */
+    {4, {17, 3, 29, 3001}, {0, 1, 2, 3}, 0x5, 0, 1, 1}, /* two reduced dims walked, split */
+    {3, {31, 101, 1059}, {0, 1, 2}, 0x3, 0, 1, 1},      /* #162's kind */
+    {2, {64, 20011}, {0, 1}, 0x1, 0, 1, 1},             /* split */
+    {4, {256, 7, 5, 441}, {0, 1, 2, 3}, 0x6, 0, 0, 1},  /* #42's kind: 512 blocks, unsplit: main's */
+    {2, {2000, 129}, {0, 1}, 0x1, 0, 0, 1},             /* 48 blocks: the 2-block kernel, main's */
 };
 
 /* c's plans for op over dt under main (p0), cols_strided_occ 3 (p3) and 4
@@ -3480,8 +3480,7 @@ static int socc_plans(const socc_case *c, kg_dtype dt, kg_reduce_op op, kg_red_p
     /* under 3: colsp, or the 2-block kernel where the split refilled at 3
        blocks leaves a grid of at most 2 blocks a multiprocessor */
     cr_assert(p3.cls == KG_RED_COLS && (p3.occ == 3 || (p3.occ == 0 && p3.grid <= 2 * 132)) &&
-                  p3.args.vec == KG_RED_CV_STRIDED &&
-                  p3.args.red == p0.args.red && p3.args.walk.n == p0.args.walk.n,
+                  p3.args.vec == KG_RED_CV_STRIDED && p3.args.red == p0.args.red && p3.args.walk.n == p0.args.walk.n,
               "%s(%s) shape %lld x ..: under 3 class %d occ %d vec %d cw %d (main cw %d)", info->name,
               kg_dtype_name(dt), (long long)c->shape[0], p3.cls, p3.occ, p3.args.vec, p3.args.cw, p0.args.cw);
     /* the rule, from the grids: colsp's waves of 3 blocks against main's of 4 */
