@@ -155,14 +155,8 @@ __device__ __forceinline__ void attnb_kvq_wgd(const kg_attnb_params &p)
                 uint32_t pa[BM / 16][4], da[BM / 16][4];
 #pragma unroll
                 for (int kk = 0; kk < BM / 16; kk++) {
-                    pa[kk][0] = mma<T>::pack(s[8 * kk], s[8 * kk + 1]);
-                    pa[kk][1] = mma<T>::pack(s[8 * kk + 2], s[8 * kk + 3]);
-                    pa[kk][2] = mma<T>::pack(s[8 * kk + 4], s[8 * kk + 5]);
-                    pa[kk][3] = mma<T>::pack(s[8 * kk + 6], s[8 * kk + 7]);
-                    da[kk][0] = mma<T>::pack(dp[8 * kk], dp[8 * kk + 1]);
-                    da[kk][1] = mma<T>::pack(dp[8 * kk + 2], dp[8 * kk + 3]);
-                    da[kk][2] = mma<T>::pack(dp[8 * kk + 4], dp[8 * kk + 5]);
-                    da[kk][3] = mma<T>::pack(dp[8 * kk + 6], dp[8 * kk + 7]);
+                    wg_pack_a16<T>(s + 8 * kk, pa[kk]);
+                    wg_pack_a16<T>(dp + 8 * kk, da[kk]);
                 }
                 const uint32_t ph = (uint32_t)(dc / 64) * BM * 128; /* the half's first panel */
                 wg_fence();

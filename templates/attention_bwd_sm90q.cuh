@@ -147,12 +147,8 @@ template <typename T, int D, int KIND> __device__ __forceinline__ void attnb_q_w
             for (int x = 0; x < 4; x++)
                 dp[4 * n + x] = s[4 * n + x] * (dp[4 * n + x] - dl[x >> 1]);
 #pragma unroll
-        for (int kk = 0; kk < BN / 16; kk++) {
-            da[kk][0] = mma<T>::pack(dp[8 * kk], dp[8 * kk + 1]);
-            da[kk][1] = mma<T>::pack(dp[8 * kk + 2], dp[8 * kk + 3]);
-            da[kk][2] = mma<T>::pack(dp[8 * kk + 4], dp[8 * kk + 5]);
-            da[kk][3] = mma<T>::pack(dp[8 * kk + 6], dp[8 * kk + 7]);
-        }
+        for (int kk = 0; kk < BN / 16; kk++)
+            wg_pack_a16<T>(dp + 8 * kk, da[kk]);
         /* dQ += dS K: B = K's rows kk 16.. (+ 16) across its D / 64 panels */
         wg_fence();
 #pragma unroll
