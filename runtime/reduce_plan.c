@@ -440,6 +440,7 @@ const kg_red_tuning kg_red_tuning_default = {
     .run_tiles_cap = 8, /* s28r1 (H100): sweep #2 0.890, #65 0.868, #180 0.976 x uncapped */
     .run_tiles_cap_units = KG_RED_RUNT_MIN_BLOCKS,
     .rows_stripes = 1, /* s30r1 (H100): sum 2^28 f32 x1.066, i32 x1.075, prod x1.061; 21 rows geomean 1.043, min 0.992 */
+    .cols_strided_occ = 4, /* s34r1 (H100): 27 rows geomean x1.047, #71 x1.087, worst #738 x0.985 */
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -1853,18 +1854,21 @@ static int cols_occ_applies(const kg_red_plan *plan, const kg_red_info *info, kg
     return !(A->vec == KG_RED_CV_STRIDED && info->acc_size[dt] == 8 && !T->cols_occ_wide);
 }
 
-/* cols_strided_occ (session 33, red34, forced-only): f16 / bf16 COLS plans in the
-   strided mode that cols_occ's rule sends to colso take colsp instead: 3
-   always, 4 where its waves do not grow (kg_reduce_plan_tuned). In the
-   strided mode a lane loads one element per load, so colso's 4 rows of 4
-   columns keep 32 bytes a lane in flight over 2-byte elements (32 KB a
-   multiprocessor; f32 in the same plan 64 KB); colsp keeps 8 rows (48 KB a
-   multiprocessor at 3 blocks). Session 31's sp3 (every strided colso plan
-   in colsp) gained on the bf16 rows (H100 s31r1: #71 x1.15, #40 1.09, #215
-   1.08, #162 1.07) and lost where 3 blocks turned one wave of 4 into two
-   (#42 512 blocks 0.94, #92 525 0.92) and on f32 (colsp spills more at 4
-   bytes). The split fill counts colsp's 3 resident blocks (cols_resident),
-   as sp3's did. */
+/* cols_strided_occ (session 33's sp3w; 4 is the default since session 34's
+   H100 round s34r1): f16 / bf16 COLS plans in the strided mode that
+   cols_occ's rule sends to colso take colsp instead: 3 always (a tuning,
+   and the plan 4 picks from), 4 where its waves do not grow
+   (kg_reduce_plan_tuned). In the strided mode a lane loads one element per
+   load, so colso's 4 rows of 4 columns keep 32 bytes a lane in flight over
+   2-byte elements (32 KB a multiprocessor; f32 in the same plan 64 KB);
+   colsp keeps 8 rows (48 KB a multiprocessor at 3 blocks). Session 31's sp3
+   (every strided colso plan in colsp) gained on the bf16 rows (H100 s31r1:
+   #71 x1.15, #40 1.09, #215 1.08, #162 1.07) and lost where 3 blocks turned
+   one wave of 4 into two (#42 512 blocks 0.94, #92 525 0.92) and on f32
+   (colsp spills more at 4 bytes). s34r1 (H100, bf16): under 4 the 27 rows
+   it changes x1.047 geomean (#71 1.087, worst #738 0.985), the rows it
+   leaves x1.00; under 3 #92 0.91 and #42 0.94 again. The split fill counts
+   colsp's 3 resident blocks (cols_resident), as sp3's did. */
 static int cols_occ_of(const kg_red_plan *plan, kg_dtype dt, const kg_red_tuning *T)
 {
     if ((T->cols_strided_occ == 3 || T->cols_strided_occ == 4) && plan->args.vec == KG_RED_CV_STRIDED &&
@@ -2095,14 +2099,14 @@ static kg_status plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor *o
                             const kg_tensor *in, const int *axes, int n_axes, int keepdim, int sm_count,
                             const kg_red_tuning *T, kg_red_plan *plan);
 
-/* cols_strided_occ 4: the plan of cols_strided_occ 3 (f16 / bf16 strided
-   columns in colsp, the split fill at 3 blocks) where main's plan is one
-   of those in colso and colsp's grid needs no more waves of 3 blocks a
-   multiprocessor than main's grid of 4: ceil(g3 / 3 SMs) <= ceil(g4 / 4
-   SMs) (132 SMs: main's one-wave grids of 397-528 blocks that stay at
-   that size, sweep #42 512 and #92 525, would run a second wave; split
-   grids re-filled at 3 blocks stay one wave; #71's 656 blocks are two
-   waves either way). Elsewhere main's plan. */
+/* cols_strided_occ 4 (the default): the plan of cols_strided_occ 3 (f16 /
+   bf16 strided columns in colsp, the split fill at 3 blocks) where the plan
+   of cols_strided_occ 0 is one of those in colso and colsp's grid needs no
+   more waves of 3 blocks a multiprocessor than that grid of 4:
+   ceil(g3 / 3 SMs) <= ceil(g4 / 4 SMs) (132 SMs: one-wave grids of
+   397-528 blocks that stay at that size, sweep #42 512 and #92 525, would
+   run a second wave; split grids re-filled at 3 blocks stay one wave; #71's
+   656 blocks are two waves either way). Elsewhere the plan of 0. */
 kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor *out, const kg_tensor *indices,
                                const kg_tensor *in, const int *axes, int n_axes, int keepdim, int sm_count,
                                const kg_red_tuning *T, kg_red_plan *plan)

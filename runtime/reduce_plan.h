@@ -207,9 +207,10 @@ typedef struct kg_red_tuning {
                                of 4 columns in flight a lane): 3: the 3-block kernel (colsp, KG_RED_OCC3_UNROLL = 8
                                rows in flight a lane: 48 KB a multiprocessor instead of 32), the split fill at its
                                3 resident blocks; 4: that plan only where its grid needs no more waves of 3 blocks
-                               a multiprocessor than main's grid of 4, ceil(g3 / (3 SMs)) <= ceil(g4 / (4 SMs))
-                               (kg_reduce_plan_tuned); 0: off. Session 33's red34 candidate (sp3w: session 31's sp3
-                               narrowed), not measured: forced-only */
+                               a multiprocessor than the grid of 0 at 4, ceil(g3 / (3 SMs)) <= ceil(g4 / (4 SMs))
+                               (kg_reduce_plan_tuned); 0: off. Default 4 since session 34's H100 round s34r1 (the 27
+                               rows it changes geomean x1.047, #71 x1.087, worst #738 x0.985; 3 without the wave
+                               rule: #92 x0.910, #42 x0.94) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

@@ -3404,8 +3404,9 @@ Test(reference, matches_hand_computed_values)
     cr_assert_null(kg_red_refs[KG_RED_MEAN].i);
 }
 
-/* cols_strided_occ (session 33's red34, sp3w, forced-only): f16 / bf16 COLS plans
-   in the strided mode that main runs in colso take colsp, the split fill at
+/* cols_strided_occ (session 33's sp3w; 4 the default since session 34's H100
+   round s34r1): f16 / bf16 COLS plans in the strided mode that
+   cols_strided_occ 0 ("main") runs in colso take colsp, the split fill at
    its 3 resident blocks (3: always; 4: only where ceil(grid / 3 SMs) <=
    ceil(main's grid / 4 SMs)). Every other plan is main's byte for byte
    (other dtypes, index reductions, other modes and kernels). Part 1, the
@@ -3466,6 +3467,10 @@ static int socc_plans(const socc_case *c, kg_dtype dt, kg_reduce_op op, kg_red_p
     cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &t3, &p3), KG_OK);
     cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &t4, p4), KG_OK);
     const kg_red_info *info = &kg_red_infos[op];
+    kg_red_plan pd; /* the default tuning (NULL): cols_strided_occ 4's plan byte for byte */
+    cr_assert_eq(plan_tuned(op, &in, axes, na, 0, NULL, &pd), KG_OK);
+    cr_assert(memcmp(&pd, p4, sizeof pd) == 0, "%s(%s) shape %lld x ..: the default's plan is not cols_strided_occ 4's",
+              info->name, kg_dtype_name(dt), (long long)c->shape[0]);
     *strided_colso = p0.cls == KG_RED_COLS && p0.occ == 4 && p0.args.vec == KG_RED_CV_STRIDED;
     if (!*strided_colso || (dt != KG_F16 && dt != KG_BF16)) {
         /* (under 3 the split fill of a 2-byte strided plan counts colsp's 3
@@ -3494,7 +3499,7 @@ static int socc_plans(const socc_case *c, kg_dtype dt, kg_reduce_op op, kg_red_p
 
 Test(plan, strided_2_byte_columns_take_colsp_where_waves_allow_under_cols_strided_occ_4)
 {
-    cr_assert_eq(kg_red_tuning_default.cols_strided_occ, 0, "forced-only (not measured yet)");
+    cr_assert_eq(kg_red_tuning_default.cols_strided_occ, 4, "the default since s34r1 (H100)");
     kg_red_tuning t = kg_red_tuning_default, t4 = kg_red_tuning_default;
     cr_assert_eq(kg_red_tuning_parse("cols_strided_occ=4", &t), 0);
     cr_assert_eq(t.cols_strided_occ, 4);
