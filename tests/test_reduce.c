@@ -1841,8 +1841,9 @@ Test(gpu, rows_in_contiguous_chunks_under_rows_stripes_0_every_op_and_dtype_twic
     stripes_tunings(1, 0);
 }
 
-/* cols_strided_occ 4 (session 33's red34, sp3w, forced-only): f16 / bf16 COLS
-   plans in the strided mode that main runs in colso (4 blocks, 4 rows of 4
+/* cols_strided_occ 4 (session 33's sp3w; the default since session 34's
+   H100 round s34r1): f16 / bf16 COLS plans in the strided mode that
+   cols_strided_occ 0 ("main") runs in colso (4 blocks, 4 rows of 4
    columns in flight a lane) run in colsp (3 blocks, 8 rows), the split
    refilled at 3 blocks, where colsp's grid needs no more waves of 3 blocks
    a multiprocessor than main's of 4. Shapes of the strided mode (odd
@@ -1854,9 +1855,13 @@ Test(gpu, rows_in_contiguous_chunks_under_rows_stripes_0_every_op_and_dtype_twic
    planted for max / min / argmax), results poisoned, each call twice and
    bitwise equal, against the float64 reference; each case must plan what
    the rule says on this device (colsp or main's plan), results bitwise
-   the default's (the same rows pushed in the same order, the same tree and
+   main's (the same rows pushed in the same order, the same tree and
    combine where the splits are the same; where they differ the float64
-   reference decides), and colsp must run. */
+   reference decides), and colsp must run. The default path (kg_reduce, no
+   tuning) too: its plan (kg_reduce_plan on this device) must be the one
+   under 4, its results bitwise those under 4, each call twice and bitwise
+   equal, against the float64 reference, and colsp must be its plan for
+   some case. */
 static const rcase strided_p_cases[] = {
     {"(3,255,1101) 0", 3, {3, 255, 1101}, 1, {0}, 0, DENSE},
     {"misaligned (3,255,1101) 0", 3, {3, 255, 1101}, 1, {0}, 0, MISALIGNED},
@@ -1869,8 +1874,8 @@ static const rcase strided_p_cases[] = {
     {"(2000,129) 0: main's 2-block kernel", 2, {2000, 129}, 1, {0}, 0, DENSE},
 };
 
-/* op over in under tuning t into a fresh poisoned buffer; its bytes
-   (malloc'd, n_out x the values' size). */
+/* op over in under tuning t (NULL: the default path, kg_reduce) into a
+   fresh poisoned buffer; its bytes (malloc'd, n_out x the values' size). */
 static void *strided_p_result(kg_reduce_op op, const kg_tensor *in, const rcase *c, const kg_red_tuning *t,
                               int64_t n_out, const kg_tensor *shape_of_out)
 {
@@ -1902,7 +1907,7 @@ Test(gpu, strided_2_byte_columns_in_colsp_where_waves_allow_every_value_op_twice
     t0.cols_strided_occ = 0; /* main's plan (whatever the default becomes) */
     strided_p_launches = 0;
     uint64_t rng = kt_seed() ^ 0x5350335721ull;
-    int total = 0, calls = 0, same_bits = 0, in_colsp = 0, as_main = 0;
+    int total = 0, calls = 0, same_bits = 0, in_colsp = 0, as_main = 0, default_colsp = 0;
     int sms = 0;
     kg_device_info(gpu, NULL, 0, NULL, NULL, &sms);
     for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
@@ -1946,6 +1951,15 @@ Test(gpu, strided_2_byte_columns_in_colsp_where_waves_allow_every_value_op_twice
                              KG_OK, "%s", kg_errmsg(gpu));
                 cr_assert_eq(kg_reduce_plan_tuned(gpu, op, o_, x_, &in, c->axes, c->n_axes, c->keepdim, sms, &t, &p4),
                              KG_OK, "%s", kg_errmsg(gpu));
+                /* the default path's plan (what kg_reduce launches): the one under 4 */
+                kg_red_plan pd;
+                cr_assert_eq(kg_reduce_plan(gpu, op, o_, x_, &in, c->axes, c->n_axes, c->keepdim, sms, &pd), KG_OK,
+                             "%s", kg_errmsg(gpu));
+                cr_expect(memcmp(&pd, &p4, sizeof pd) == 0,
+                          "%s(%s) %s: the default's plan is not cols_strided_occ 4's (occ %d grid %u; under 4 occ %d "
+                          "grid %u)",
+                          info->name, kg_dtype_name(dt), c->name, pd.occ, pd.grid, p4.occ, p4.grid);
+                default_colsp += pd.cls == KG_RED_COLS && pd.args.vec == KG_RED_CV_STRIDED && pd.occ == 3;
                 const int cand = !info->indexed && p0.cls == KG_RED_COLS && p0.occ == 4 &&
                                  p0.args.vec == KG_RED_CV_STRIDED && p3.occ == 3 &&
                                  (p3.grid + 3 * sms - 1) / (3 * sms) <= (p0.grid + 4 * sms - 1) / (4 * sms);
@@ -1957,20 +1971,26 @@ Test(gpu, strided_2_byte_columns_in_colsp_where_waves_allow_every_value_op_twice
                 in_colsp += cand;
                 as_main += !cand;
                 if (!info->indexed) {
-                    /* the default's bits, where the plans differ only by the kernel */
+                    /* main's bits, where the plans differ only by the kernel */
                     const size_t oes = kg_dtype_size(info->out[dt]);
                     void *r0 = strided_p_result(op, &in, c, &t0, n_out, &out);
                     void *r1 = strided_p_result(op, &in, c, &t, n_out, &out);
+                    void *rd = strided_p_result(op, &in, c, NULL, n_out, &out); /* the default path */
                     const int eq = memcmp(r0, r1, (size_t)n_out * oes) == 0;
+                    cr_expect(memcmp(rd, r1, (size_t)n_out * oes) == 0,
+                              "%s(%s) %s: the default path's results differ from cols_strided_occ 4's bits", info->name,
+                              kg_dtype_name(dt), c->name);
+                    total += memcmp(rd, r1, (size_t)n_out * oes) != 0;
                     const int must = !cand || (p0.args.splits == p4.args.splits && p0.args.cw == p4.args.cw &&
                                                p0.args.tiles == p4.args.tiles && p0.args.chunk == p4.args.chunk);
                     if (must)
-                        cr_expect(eq, "%s(%s) %s: results differ from the default's bits (same plan but the kernel)",
+                        cr_expect(eq, "%s(%s) %s: results differ from main's bits (same plan but the kernel)",
                                   info->name, kg_dtype_name(dt), c->name);
                     same_bits += eq;
                     total += must && !eq;
                     free(r0);
                     free(r1);
+                    free(rd);
                 }
                 /* the float64 reference, each call twice and bitwise equal */
                 gpu_tuning = &t;
@@ -1981,6 +2001,15 @@ Test(gpu, strided_2_byte_columns_in_colsp_where_waves_allow_every_value_op_twice
                 cr_expect_eq(bad, 0, "%s(%s) %s: %d wrong results (seed %llu)", info->name, kg_dtype_name(dt), c->name,
                              bad, (unsigned long long)kt_seed());
                 total += bad;
+                /* the same on the default path (kg_reduce, no tuning) */
+                gpu_tuning = NULL;
+                run_twice = 1;
+                const int bad_d = check_case(op, dt, c, &L, h, dev, 1);
+                run_twice = 0;
+                gpu_tuning = env_tuning;
+                cr_expect_eq(bad_d, 0, "%s(%s) %s: default path: %d wrong results (seed %llu)", info->name,
+                             kg_dtype_name(dt), c->name, bad_d, (unsigned long long)kt_seed());
+                total += bad_d;
                 calls++;
                 kg_free(gpu, dev);
                 free(h);
@@ -1988,8 +2017,9 @@ Test(gpu, strided_2_byte_columns_in_colsp_where_waves_allow_every_value_op_twice
         }
     }
     cr_log_info("cols_strided_occ 4 (%d SMs): %d cases, %d planned in colsp, %d as main's, %d launches in colsp, %d "
-                "bitwise the default's",
-                sms, calls, in_colsp, as_main, strided_p_launches, same_bits);
+                "bitwise main's; the default path's plan in colsp in %d",
+                sms, calls, in_colsp, as_main, strided_p_launches, same_bits, default_colsp);
     cr_assert_eq(total, 0);
     cr_assert(kt_sanitizer() || strided_p_launches > 0, "no strided 2-byte plan took colsp");
+    cr_assert(kt_sanitizer() || default_colsp > 0, "the default path planned no strided 2-byte plan in colsp");
 }
