@@ -440,6 +440,7 @@ const kg_red_tuning kg_red_tuning_default = {
     .run_tiles_cap = 8, /* s28r1 (H100): sweep #2 0.890, #65 0.868, #180 0.976 x uncapped */
     .run_tiles_cap_units = KG_RED_RUNT_MIN_BLOCKS,
     .rows_stripes = 1, /* s30r1 (H100): sum 2^28 f32 x1.066, i32 x1.075, prod x1.061; 21 rows geomean 1.043, min 0.992 */
+    .cols_strided_occ = 4, /* s34r1 (H100): 27 rows geomean x1.047, #71 x1.087, worst #738 x0.985 */
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -468,7 +469,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(nest_multi_plain), F(cols_runs_plain),
                   F(cols_runs_kept), F(flatw_kept),
                   F(cols_runs_fold), F(run_tiles), F(run_tiles_vb), F(run_tiles_vb_min), F(run_tiles_units),
-                  F(seg_rows), F(run_tiles_cap), F(run_tiles_cap_units), F(rows_stripes)};
+                  F(seg_rows), F(run_tiles_cap), F(run_tiles_cap_units), F(rows_stripes),
+                  F(cols_strided_occ)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1852,6 +1854,29 @@ static int cols_occ_applies(const kg_red_plan *plan, const kg_red_info *info, kg
     return !(A->vec == KG_RED_CV_STRIDED && info->acc_size[dt] == 8 && !T->cols_occ_wide);
 }
 
+/* cols_strided_occ (session 33's sp3w; 4 is the default since session 34's
+   H100 round s34r1): f16 / bf16 COLS plans in the strided mode that
+   cols_occ's rule sends to colso take colsp instead: 3 always (a tuning,
+   and the plan 4 picks from), 4 where its waves do not grow
+   (kg_reduce_plan_tuned). In the strided mode a lane loads one element per
+   load, so colso's 4 rows of 4 columns keep 32 bytes a lane in flight over
+   2-byte elements (32 KB a multiprocessor; f32 in the same plan 64 KB);
+   colsp keeps 8 rows (48 KB a multiprocessor at 3 blocks). Session 31's sp3
+   (every strided colso plan in colsp) gained on the bf16 rows (H100 s31r1:
+   #71 x1.15, #40 1.09, #215 1.08, #162 1.07) and lost where 3 blocks turned
+   one wave of 4 into two (#42 512 blocks 0.94, #92 525 0.92) and on f32
+   (colsp spills more at 4 bytes). s34r1 (H100, bf16): under 4 the 27 rows
+   it changes x1.047 geomean (#71 1.087, worst #738 0.985), the rows it
+   leaves x1.00; under 3 #92 0.91 and #42 0.94 again. The split fill counts
+   colsp's 3 resident blocks (cols_resident), as sp3's did. */
+static int cols_occ_of(const kg_red_plan *plan, kg_dtype dt, const kg_red_tuning *T)
+{
+    if ((T->cols_strided_occ == 3 || T->cols_strided_occ == 4) && plan->args.vec == KG_RED_CV_STRIDED &&
+        (dt == KG_F16 || dt == KG_BF16))
+        return 3;
+    return T->cols_occ;
+}
+
 static void plan_occ_cols(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, int64_t sm, const kg_red_tuning *T)
 {
     if (plan->cls == KG_RED_COLS && plan->args.run > 1 && plan->args.vec != KG_RED_CV_SCALAR) {
@@ -1861,7 +1886,7 @@ static void plan_occ_cols(kg_red_plan *plan, const kg_red_info *info, kg_dtype d
     const int64_t least = smul(sm, T->cols_occ_blocks > 0 ? T->cols_occ_blocks : 0);
     if ((int64_t)plan->grid <= least || !cols_occ_applies(plan, info, dt, T))
         return;
-    plan->occ = T->cols_occ;
+    plan->occ = cols_occ_of(plan, dt, T);
 }
 
 /* Resident blocks per multiprocessor of the kernel a COLS plan will take
@@ -1871,7 +1896,7 @@ static int64_t cols_resident(const kg_red_plan *plan, const kg_red_info *info, k
     if (plan->args.run > 1 && plan->args.vec != KG_RED_CV_SCALAR) /* cols_runs_vec (plan_occ_cols) */
         return KG_RED_OCC3_MIN_BLOCKS;
     if (cols_occ_applies(plan, info, dt, T))
-        return T->cols_occ == 3 ? KG_RED_OCC3_MIN_BLOCKS : KG_RED_OCC_MIN_BLOCKS;
+        return cols_occ_of(plan, dt, T) == 3 ? KG_RED_OCC3_MIN_BLOCKS : KG_RED_OCC_MIN_BLOCKS;
     if (plan->args.deep) /* COLSNO at 4 (plan_occ), COLSN at 3 */
         return T->narrow_occ == 4 && !info->indexed ? KG_RED_OCC_MIN_BLOCKS : KG_RED_NARROW_MIN_BLOCKS;
     return KG_RED_WALK_MIN_BLOCKS;
@@ -2070,12 +2095,46 @@ kg_status kg_reduce_plan(kg_context *ctx, kg_reduce_op op, const kg_tensor *out,
     return kg_reduce_plan_tuned(ctx, op, out, indices, in, axes, n_axes, keepdim, sm_count, NULL, plan);
 }
 
+static kg_status plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor *out, const kg_tensor *indices,
+                            const kg_tensor *in, const int *axes, int n_axes, int keepdim, int sm_count,
+                            const kg_red_tuning *T, kg_red_plan *plan);
+
+/* cols_strided_occ 4 (the default): the plan of cols_strided_occ 3 (f16 /
+   bf16 strided columns in colsp, the split fill at 3 blocks) where the plan
+   of cols_strided_occ 0 is one of those in colso and colsp's grid needs no
+   more waves of 3 blocks a multiprocessor than that grid of 4:
+   ceil(g3 / 3 SMs) <= ceil(g4 / 4 SMs) (132 SMs: one-wave grids of
+   397-528 blocks that stay at that size, sweep #42 512 and #92 525, would
+   run a second wave; split grids re-filled at 3 blocks stay one wave; #71's
+   656 blocks are two waves either way). Elsewhere the plan of 0. */
 kg_status kg_reduce_plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor *out, const kg_tensor *indices,
                                const kg_tensor *in, const int *axes, int n_axes, int keepdim, int sm_count,
                                const kg_red_tuning *T, kg_red_plan *plan)
 {
     if (!T)
         T = &kg_red_tuning_default;
+    if (T->cols_strided_occ != 4)
+        return plan_tuned(ctx, op, out, indices, in, axes, n_axes, keepdim, sm_count, T, plan);
+    kg_red_tuning M = *T;
+    M.cols_strided_occ = 0;
+    const kg_status st = plan_tuned(ctx, op, out, indices, in, axes, n_axes, keepdim, sm_count, &M, plan);
+    if (st != KG_OK || plan->empty || plan->cls != KG_RED_COLS || plan->occ != 4 ||
+        plan->args.vec != KG_RED_CV_STRIDED || (in->dtype != KG_F16 && in->dtype != KG_BF16))
+        return st;
+    M.cols_strided_occ = 3;
+    kg_red_plan p3;
+    const int64_t sm = sm_count > 0 ? sm_count : 1;
+    if (plan_tuned(ctx, op, out, indices, in, axes, n_axes, keepdim, sm_count, &M, &p3) == KG_OK && p3.occ == 3 &&
+        p3.cls == KG_RED_COLS && p3.args.vec == KG_RED_CV_STRIDED &&
+        cdiv(p3.grid, sm * KG_RED_OCC3_MIN_BLOCKS) <= cdiv(plan->grid, sm * KG_RED_OCC_MIN_BLOCKS))
+        *plan = p3;
+    return KG_OK;
+}
+
+static kg_status plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor *out, const kg_tensor *indices,
+                            const kg_tensor *in, const int *axes, int n_axes, int keepdim, int sm_count,
+                            const kg_red_tuning *T, kg_red_plan *plan)
+{
     memset(plan, 0, sizeof *plan);
     unsigned mask = 0;
     int64_t red = 0;

@@ -202,6 +202,15 @@ typedef struct kg_red_tuning {
                                ...; args.run KG_RED_ROWS_STRIPES, kg_red_run_stripes) instead of one contiguous
                                chunk; 0: off. Default 1 since session 30's H100 round s30r1 (the full reductions
                                of 2^28 elements 95-96% -> 100-102% of copy) */
+    int cols_strided_occ;   /* COLS value reductions over 2-byte elements (f16, bf16) in the strided mode
+                               (KG_RED_CV_STRIDED) that cols_occ's rule sends to the 4-block kernel (colso, 4 rows
+                               of 4 columns in flight a lane): 3: the 3-block kernel (colsp, KG_RED_OCC3_UNROLL = 8
+                               rows in flight a lane: 48 KB a multiprocessor instead of 32), the split fill at its
+                               3 resident blocks; 4: that plan only where its grid needs no more waves of 3 blocks
+                               a multiprocessor than the grid of 0 at 4, ceil(g3 / (3 SMs)) <= ceil(g4 / (4 SMs))
+                               (kg_reduce_plan_tuned); 0: off. Default 4 since session 34's H100 round s34r1 (the 27
+                               rows it changes geomean x1.047, #71 x1.087, worst #738 x0.985; 3 without the wave
+                               rule: #92 x0.910, #42 x0.94) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

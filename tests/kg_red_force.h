@@ -94,4 +94,15 @@ static inline kg_red_tuning kg_red_force_segw(void)
     return t;
 }
 
+/* Strided columns of f16 / bf16 in colsp where its 3 blocks a
+   multiprocessor add no wave (cols_strided_occ 4: session 33's sp3w, the
+   default since session 34's H100 round s34r1; kept as a hook, as segw's,
+   so the forced lists still name it should the default change). */
+static inline kg_red_tuning kg_red_force_strided_occ(void)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.cols_strided_occ = 4;
+    return t;
+}
+
 #endif

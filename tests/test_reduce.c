@@ -349,6 +349,8 @@ static int runt_vb_at(int vb) { return vb == 2 ? 0 : vb == 4 ? 1 : vb == 8 ? 2 :
 static int segw_launches;
 /* ... and of ROWS plans in interleaved lines per split (rows_stripes) */
 static int stripes_launches;
+/* ... and of f16 / bf16 COLS plans in the strided mode in colsp (cols_strided_occ) */
+static int strided_p_launches;
 
 /* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
    the tests under other tunings run one op in three of each list they walk
@@ -414,6 +416,8 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     runt_launches += st == KG_OK && plan.cls == KG_RED_RUNT;
     segw_launches += st == KG_OK && plan.cls == KG_RED_SEGW;
     stripes_launches += st == KG_OK && plan.cls == KG_RED_ROWS && plan.args.run == KG_RED_ROWS_STRIPES;
+    strided_p_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.vec == KG_RED_CV_STRIDED &&
+                          plan.occ == 3 && kg_dtype_size(in->dtype) == 2;
     runt_split_launches += st == KG_OK && plan.cls == KG_RED_RUNT && plan.args.splits > 1;
     runt_tiled_launches += st == KG_OK && plan.cls == KG_RED_RUNT && plan.args.tiles > 1;
     runt_vb[st == KG_OK && plan.cls == KG_RED_RUNT ? runt_vb_at(plan.args.vec) : 4]++;
@@ -1835,4 +1839,187 @@ Test(gpu, rows_in_contiguous_chunks_under_rows_stripes_0_every_op_and_dtype_twic
 {
     stripes_tunings(0, 0);
     stripes_tunings(1, 0);
+}
+
+/* cols_strided_occ 4 (session 33's sp3w; the default since session 34's
+   H100 round s34r1): f16 / bf16 COLS plans in the strided mode that
+   cols_strided_occ 0 ("main") runs in colso (4 blocks, 4 rows of 4
+   columns in flight a lane) run in colsp (3 blocks, 8 rows), the split
+   refilled at 3 blocks, where colsp's grid needs no more waves of 3 blocks
+   a multiprocessor than main's of 4. Shapes of the strided mode (odd
+   column counts and strides): 255 outer positions unsplit (and one element
+   off), #71's kind transposed, split ones (outer positions, two reduced
+   dims walked), and two the rule leaves to main (#42's kind: 512 blocks
+   unsplit; 48 blocks in the 2-block kernel); sum, mean, prod, norm, max,
+   min, argmax over bf16 and f16 (random inputs, products near one, NaNs
+   planted for max / min / argmax), results poisoned, each call twice and
+   bitwise equal, against the float64 reference; each case must plan what
+   the rule says on this device (colsp or main's plan), results bitwise
+   main's (the same rows pushed in the same order, the same tree and
+   combine where the splits are the same; where they differ the float64
+   reference decides), and colsp must run. The default path (kg_reduce, no
+   tuning) too: its plan (kg_reduce_plan on this device) must be the one
+   under 4, its results bitwise those under 4, each call twice and bitwise
+   equal, against the float64 reference, and colsp must be its plan for
+   some case. */
+static const rcase strided_p_cases[] = {
+    {"(3,255,1101) 0", 3, {3, 255, 1101}, 1, {0}, 0, DENSE},
+    {"misaligned (3,255,1101) 0", 3, {3, 255, 1101}, 1, {0}, 0, MISALIGNED},
+    {"transposed (20001,100) 1", 2, {20001, 100}, 1, {1}, 0, TRANSPOSED},
+    {"(9,50,6001) 1", 3, {9, 50, 6001}, 1, {1}, 0, DENSE},
+    {"(17,3,29,3001) (0,2)", 4, {17, 3, 29, 3001}, 2, {0, 2}, 0, DENSE},
+    {"(31,101,1059) (0,1)", 3, {31, 101, 1059}, 2, {0, 1}, 0, DENSE},
+    {"(64,20011) 0", 2, {64, 20011}, 1, {0}, 0, DENSE},
+    {"(256,7,5,441) (1,2): main's 512 blocks", 4, {256, 7, 5, 441}, 2, {1, 2}, 0, DENSE},
+    {"(2000,129) 0: main's 2-block kernel", 2, {2000, 129}, 1, {0}, 0, DENSE},
+};
+
+/* op over in under tuning t (NULL: the default path, kg_reduce) into a
+   fresh poisoned buffer; its bytes (malloc'd, n_out x the values' size). */
+static void *strided_p_result(kg_reduce_op op, const kg_tensor *in, const rcase *c, const kg_red_tuning *t,
+                              int64_t n_out, const kg_tensor *shape_of_out)
+{
+    const kg_red_info *info = &kg_red_infos[op];
+    const size_t oes = kg_dtype_size(info->out[in->dtype]);
+    void *dout = kt_alloc(gpu, (size_t)n_out * oes);
+    KT_OK(gpu, kg_memset(gpu, dout, 0xff, (size_t)n_out * oes));
+    kg_tensor out = *shape_of_out;
+    out.data = dout;
+    const kg_red_tuning *keep = gpu_tuning;
+    gpu_tuning = t;
+    KT_OK(gpu, reduce_tuned(op, &out, NULL, in, c->axes, c->n_axes, c->keepdim));
+    gpu_tuning = keep;
+    KT_OK(gpu, kg_sync(gpu));
+    void *h = malloc((size_t)n_out * oes);
+    kt_download(gpu, h, dout, (size_t)n_out * oes);
+    kg_free(gpu, dout);
+    return h;
+}
+
+Test(gpu, strided_2_byte_columns_in_colsp_where_waves_allow_every_value_op_twice_bitwise)
+{
+    const kg_reduce_op ops[] = {KG_RED_SUM, KG_RED_MEAN, KG_RED_PROD,  KG_RED_NORM,
+                                KG_RED_MAX, KG_RED_MIN,  KG_RED_ARGMAX};
+    const kg_dtype dts[] = {KG_BF16, KG_F16};
+    const size_t ncases = sizeof strided_p_cases / sizeof strided_p_cases[0];
+    kg_red_tuning t = kg_red_tuning_default, t0 = kg_red_tuning_default;
+    t.cols_strided_occ = 4;
+    t0.cols_strided_occ = 0; /* main's plan (whatever the default becomes) */
+    strided_p_launches = 0;
+    uint64_t rng = kt_seed() ^ 0x5350335721ull;
+    int total = 0, calls = 0, same_bits = 0, in_colsp = 0, as_main = 0, default_colsp = 0;
+    int sms = 0;
+    kg_device_info(gpu, NULL, 0, NULL, NULL, &sms);
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+        const kg_reduce_op op = ops[o];
+        const kg_red_info *info = &kg_red_infos[op];
+        if (quick_skips((int)o, 2)) /* KG_TEST_QUICK: one op in three */
+            continue;
+        for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+            const kg_dtype dt = dts[d];
+            if (!(info->dtype_mask & (1u << dt)) || !dtype_wanted(dt))
+                continue;
+            for (size_t i = 0; i < ncases; i++) {
+                if (!kt_take(4))
+                    continue;
+                const rcase *c = &strided_p_cases[i];
+                const layout L = layout_of(c);
+                const size_t es = kg_dtype_size(dt);
+                void *h = malloc((size_t)L.alloc * es);
+                fill_input(h, dt, L.alloc, op == KG_RED_PROD ? NEAR_ONE : RANDOM, &rng);
+                if (info->nonempty) /* max, min, argmax: NaNs in a few outputs' columns (they propagate) */
+                    for (int k = 0; k < 5; k++)
+                        kt_set(h, dt, (int64_t)(kt_next(&rng) % (uint64_t)L.alloc), NAN);
+                void *dev = kt_alloc(gpu, (size_t)L.alloc * es);
+                kt_upload(gpu, dev, h, (size_t)L.alloc * es);
+                kg_tensor in = kg_tensor_contiguous((char *)dev + L.offset * (int64_t)es, dt, c->ndim, c->shape);
+                memcpy(in.strides, L.strides, sizeof in.strides);
+                int64_t os[KG_MAX_DIMS], n_out = 1;
+                const int ond = case_out_shape(c, os);
+                for (int k = 0; k < ond; k++)
+                    n_out *= os[k];
+                kg_tensor out = kg_tensor_contiguous((void *)(uintptr_t)256, info->out[dt], ond, os);
+                kg_tensor idx = kg_tensor_contiguous((void *)(uintptr_t)512, KG_I64, ond, os);
+                /* the plans: main's, cols_strided_occ 3's, and the rule's pick under 4 on this device */
+                kg_red_tuning t3 = t0;
+                t3.cols_strided_occ = 3;
+                kg_red_plan p0, p3, p4;
+                const kg_tensor *o_ = info->indexed ? NULL : &out, *x_ = info->indexed ? &idx : NULL;
+                cr_assert_eq(kg_reduce_plan_tuned(gpu, op, o_, x_, &in, c->axes, c->n_axes, c->keepdim, sms, &t0, &p0),
+                             KG_OK, "%s", kg_errmsg(gpu));
+                cr_assert_eq(kg_reduce_plan_tuned(gpu, op, o_, x_, &in, c->axes, c->n_axes, c->keepdim, sms, &t3, &p3),
+                             KG_OK, "%s", kg_errmsg(gpu));
+                cr_assert_eq(kg_reduce_plan_tuned(gpu, op, o_, x_, &in, c->axes, c->n_axes, c->keepdim, sms, &t, &p4),
+                             KG_OK, "%s", kg_errmsg(gpu));
+                /* the default path's plan (what kg_reduce launches): the one under 4 */
+                kg_red_plan pd;
+                cr_assert_eq(kg_reduce_plan(gpu, op, o_, x_, &in, c->axes, c->n_axes, c->keepdim, sms, &pd), KG_OK,
+                             "%s", kg_errmsg(gpu));
+                cr_expect(memcmp(&pd, &p4, sizeof pd) == 0,
+                          "%s(%s) %s: the default's plan is not cols_strided_occ 4's (occ %d grid %u; under 4 occ %d "
+                          "grid %u)",
+                          info->name, kg_dtype_name(dt), c->name, pd.occ, pd.grid, p4.occ, p4.grid);
+                default_colsp += pd.cls == KG_RED_COLS && pd.args.vec == KG_RED_CV_STRIDED && pd.occ == 3;
+                const int cand = !info->indexed && p0.cls == KG_RED_COLS && p0.occ == 4 &&
+                                 p0.args.vec == KG_RED_CV_STRIDED && p3.occ == 3 &&
+                                 (p3.grid + 3 * sms - 1) / (3 * sms) <= (p0.grid + 4 * sms - 1) / (4 * sms);
+                cr_expect(memcmp(&p4, cand ? &p3 : &p0, sizeof p4) == 0,
+                          "%s(%s) %s: not the plan the rule picks (main occ %d grid %u, colsp grid %u; got occ %d)",
+                          info->name, kg_dtype_name(dt), c->name, p0.occ, p0.grid, p3.grid, p4.occ);
+                if (sms == 132 && !info->indexed) /* the CPU test's expectations on a 132-SM device */
+                    cr_expect_eq(cand, i < 7, "%s(%s) %s: colsp %d", info->name, kg_dtype_name(dt), c->name, cand);
+                in_colsp += cand;
+                as_main += !cand;
+                if (!info->indexed) {
+                    /* main's bits, where the plans differ only by the kernel */
+                    const size_t oes = kg_dtype_size(info->out[dt]);
+                    void *r0 = strided_p_result(op, &in, c, &t0, n_out, &out);
+                    void *r1 = strided_p_result(op, &in, c, &t, n_out, &out);
+                    void *rd = strided_p_result(op, &in, c, NULL, n_out, &out); /* the default path */
+                    const int eq = memcmp(r0, r1, (size_t)n_out * oes) == 0;
+                    cr_expect(memcmp(rd, r1, (size_t)n_out * oes) == 0,
+                              "%s(%s) %s: the default path's results differ from cols_strided_occ 4's bits", info->name,
+                              kg_dtype_name(dt), c->name);
+                    total += memcmp(rd, r1, (size_t)n_out * oes) != 0;
+                    const int must = !cand || (p0.args.splits == p4.args.splits && p0.args.cw == p4.args.cw &&
+                                               p0.args.tiles == p4.args.tiles && p0.args.chunk == p4.args.chunk);
+                    if (must)
+                        cr_expect(eq, "%s(%s) %s: results differ from main's bits (same plan but the kernel)",
+                                  info->name, kg_dtype_name(dt), c->name);
+                    same_bits += eq;
+                    total += must && !eq;
+                    free(r0);
+                    free(r1);
+                    free(rd);
+                }
+                /* the float64 reference, each call twice and bitwise equal */
+                gpu_tuning = &t;
+                run_twice = 1;
+                const int bad = check_case(op, dt, c, &L, h, dev, 1);
+                run_twice = 0;
+                gpu_tuning = env_tuning;
+                cr_expect_eq(bad, 0, "%s(%s) %s: %d wrong results (seed %llu)", info->name, kg_dtype_name(dt), c->name,
+                             bad, (unsigned long long)kt_seed());
+                total += bad;
+                /* the same on the default path (kg_reduce, no tuning) */
+                gpu_tuning = NULL;
+                run_twice = 1;
+                const int bad_d = check_case(op, dt, c, &L, h, dev, 1);
+                run_twice = 0;
+                gpu_tuning = env_tuning;
+                cr_expect_eq(bad_d, 0, "%s(%s) %s: default path: %d wrong results (seed %llu)", info->name,
+                             kg_dtype_name(dt), c->name, bad_d, (unsigned long long)kt_seed());
+                total += bad_d;
+                calls++;
+                kg_free(gpu, dev);
+                free(h);
+            }
+        }
+    }
+    cr_log_info("cols_strided_occ 4 (%d SMs): %d cases, %d planned in colsp, %d as main's, %d launches in colsp, %d "
+                "bitwise main's; the default path's plan in colsp in %d",
+                sms, calls, in_colsp, as_main, strided_p_launches, same_bits, default_colsp);
+    cr_assert_eq(total, 0);
+    cr_assert(kt_sanitizer() || strided_p_launches > 0, "no strided 2-byte plan took colsp");
+    cr_assert(kt_sanitizer() || default_colsp > 0, "the default path planned no strided 2-byte plan in colsp");
 }

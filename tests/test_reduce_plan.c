@@ -3403,3 +3403,147 @@ Test(reference, matches_hand_computed_values)
     cr_assert_eq(at, 0);
     cr_assert_null(kg_red_refs[KG_RED_MEAN].i);
 }
+
+/* cols_strided_occ (session 33's sp3w; 4 the default since session 34's H100
+   round s34r1): f16 / bf16 COLS plans in the strided mode that
+   cols_strided_occ 0 ("main") runs in colso take colsp, the split fill at
+   its 3 resident blocks (3: always; 4: only where ceil(grid / 3 SMs) <=
+   ceil(main's grid / 4 SMs)). Every other plan is main's byte for byte
+   (other dtypes, index reductions, other modes and kernels). Part 1, the
+   sweep's shapes (132 SMs): #71 #40 #156 #162 #198 #215 take colsp under 4;
+   #42 (512 blocks, unsplit) #52 (1027) #202 (2112) keep main's plan (3
+   blocks would add a wave); plans only. Part 2, the GPU test's shapes,
+   each sum / max plan followed element by element by the plan checker. */
+typedef struct socc_case {
+    int nd;
+    int64_t shape[6];
+    int perm[6]; /* memory order, outermost first */
+    unsigned mask;
+    int off;    /* elements after the 256-byte boundary */
+    int want;   /* under 4, f16 / bf16 value reductions: 1 colsp, 0 main's plan, -1 either */
+    int follow; /* part 2: followed element by element */
+} socc_case;
+
+static const socc_case socc_sweep[] = {
+    {2, {167773, 100}, {1, 0}, 0x2, 0, 1, 0},                        /* #71 */
+    {4, {15, 69, 1023, 32}, {0, 3, 1, 2}, 0x6, 0, -1, 0},            /* #40's kind (its permutation not replayed) */
+    {3, {13, 384, 13445}, {0, 1, 2}, 0x3, 0, 1, 0},                  /* #156 */
+    {3, {31, 1023, 1059}, {0, 1, 2}, 0x3, 0, 1, 0},                  /* #162 */
+    {3, {96, 63, 11097}, {0, 1, 2}, 0x3, 0, 1, 0},                   /* #198 */
+    {6, {500, 96, 13, 2, 2, 27}, {0, 1, 2, 3, 4, 5}, 0x13, 0, 1, 0}, /* #215 */
+    {5, {5, 256, 7, 17, 441}, {0, 1, 2, 3, 4}, 0xd, 0, 0, 0},        /* #42: 512 blocks, one wave of 4 */
+    {4, {511, 5, 9, 5837}, {0, 1, 2, 3}, 0x1, 0, 0, 0},              /* #52: 1027 blocks */
+    {2, {10324441, 13}, {1, 0}, 0x2, 0, 0, 0},                       /* #202: 2112 blocks */
+};
+
+static const socc_case socc_gpu[] = {
+    {3, {3, 255, 1101}, {0, 1, 2}, 0x1, 0, 1, 1},       /* 255 outer positions x 5 tiles, unsplit */
+    {3, {3, 255, 1101}, {0, 1, 2}, 0x1, 1, 1, 1},       /* the same one element off */
+    {2, {20001, 100}, {1, 0}, 0x2, 0, 1, 1},            /* #71's kind, transposed */
+    {3, {9, 50, 6001}, {0, 1, 2}, 0x2, 0, 1, 1},        /* 9 outer positions, split */
+    {4, {17, 3, 29, 3001}, {0, 1, 2, 3}, 0x5, 0, 1, 1}, /* two reduced dims walked, split */
+    {3, {31, 101, 1059}, {0, 1, 2}, 0x3, 0, 1, 1},      /* #162's kind */
+    {2, {64, 20011}, {0, 1}, 0x1, 0, 1, 1},             /* split */
+    {4, {256, 7, 5, 441}, {0, 1, 2, 3}, 0x6, 0, 0, 1},  /* #42's kind: 512 blocks, unsplit: main's */
+    {2, {2000, 129}, {0, 1}, 0x1, 0, 0, 1},             /* 48 blocks: the 2-block kernel, main's */
+};
+
+/* c's plans for op over dt under main (p0), cols_strided_occ 3 (p3) and 4
+   (p4); checks what the tuning says. Returns 1 where p4 is colsp. */
+static int socc_plans(const socc_case *c, kg_dtype dt, kg_reduce_op op, kg_red_plan *p4, int *strided_colso)
+{
+    kg_red_tuning t0 = kg_red_tuning_default, t3 = kg_red_tuning_default, t4 = kg_red_tuning_default;
+    t0.cols_strided_occ = 0; /* main's plan (whatever the default becomes) */
+    t3.cols_strided_occ = 3;
+    t4.cols_strided_occ = 4;
+    const size_t es = kg_dtype_size(dt);
+    kg_tensor in = permuted(dt, c->nd, c->shape, c->perm, 0, (int64_t)(IN_AT + (uintptr_t)c->off * es));
+    int axes[KG_MAX_DIMS], na = 0;
+    for (int d = 0; d < c->nd; d++)
+        if ((c->mask >> d) & 1u)
+            axes[na++] = d;
+    kg_red_plan p0, p3;
+    cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &t0, &p0), KG_OK);
+    cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &t3, &p3), KG_OK);
+    cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &t4, p4), KG_OK);
+    const kg_red_info *info = &kg_red_infos[op];
+    kg_red_plan pd; /* the default tuning (NULL): cols_strided_occ 4's plan byte for byte */
+    cr_assert_eq(plan_tuned(op, &in, axes, na, 0, NULL, &pd), KG_OK);
+    cr_assert(memcmp(&pd, p4, sizeof pd) == 0, "%s(%s) shape %lld x ..: the default's plan is not cols_strided_occ 4's",
+              info->name, kg_dtype_name(dt), (long long)c->shape[0]);
+    *strided_colso = p0.cls == KG_RED_COLS && p0.occ == 4 && p0.args.vec == KG_RED_CV_STRIDED;
+    if (!*strided_colso || (dt != KG_F16 && dt != KG_BF16)) {
+        /* (under 3 the split fill of a 2-byte strided plan counts colsp's 3
+           blocks even where its grid then stays with the 2-block kernel) */
+        const int strided2 = p0.cls == KG_RED_COLS && p0.args.vec == KG_RED_CV_STRIDED && kg_dtype_size(dt) == 2;
+        cr_assert((strided2 || memcmp(&p0, &p3, sizeof p0) == 0) && memcmp(&p0, p4, sizeof p0) == 0,
+                  "%s(%s) shape %lld x ..: not main's plan (class %d occ %d vec %d)", info->name, kg_dtype_name(dt),
+                  (long long)c->shape[0], p0.cls, p0.occ, p0.args.vec);
+        return 0;
+    }
+    cr_assert(!info->indexed, "index reductions never take colso");
+    /* under 3: colsp, or the 2-block kernel where the split refilled at 3
+       blocks leaves a grid of at most 2 blocks a multiprocessor */
+    cr_assert(p3.cls == KG_RED_COLS && (p3.occ == 3 || (p3.occ == 0 && p3.grid <= 2 * 132)) &&
+                  p3.args.vec == KG_RED_CV_STRIDED && p3.args.red == p0.args.red && p3.args.walk.n == p0.args.walk.n,
+              "%s(%s) shape %lld x ..: under 3 class %d occ %d vec %d cw %d (main cw %d)", info->name,
+              kg_dtype_name(dt), (long long)c->shape[0], p3.cls, p3.occ, p3.args.vec, p3.args.cw, p0.args.cw);
+    /* the rule, from the grids: colsp's waves of 3 blocks against main's of 4 */
+    const int64_t w3 = ((int64_t)p3.grid + 3 * 132 - 1) / (3 * 132), w4 = ((int64_t)p0.grid + 4 * 132 - 1) / (4 * 132);
+    const int take = p3.occ == 3 && w3 <= w4;
+    cr_assert(memcmp(take ? &p3 : &p0, p4, sizeof p0) == 0,
+              "%s(%s) shape %lld x ..: under 4 not the plan the rule picks (grids %u / %u, waves %lld / %lld)",
+              info->name, kg_dtype_name(dt), (long long)c->shape[0], p0.grid, p3.grid, (long long)w4, (long long)w3);
+    return take;
+}
+
+Test(plan, strided_2_byte_columns_take_colsp_where_waves_allow_under_cols_strided_occ_4)
+{
+    cr_assert_eq(kg_red_tuning_default.cols_strided_occ, 4, "the default since s34r1 (H100)");
+    kg_red_tuning t = kg_red_tuning_default, t4 = kg_red_tuning_default;
+    cr_assert_eq(kg_red_tuning_parse("cols_strided_occ=4", &t), 0);
+    cr_assert_eq(t.cols_strided_occ, 4);
+    t4.cols_strided_occ = 4;
+    const kg_dtype dts[] = {KG_BF16, KG_F16, KG_F32, KG_I32, KG_F64, KG_I64, KG_U8};
+    int taken = 0, kept = 0, same = 0, followed = 0;
+    for (int part = 0; part < 2; part++) {
+        const socc_case *cs = part ? socc_gpu : socc_sweep;
+        const size_t n = part ? sizeof socc_gpu / sizeof socc_gpu[0] : sizeof socc_sweep / sizeof socc_sweep[0];
+        for (size_t i = 0; i < n; i++)
+            for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+                for (int op = 0; op < KG_RED_COUNT; op++) {
+                    if (!((kg_red_infos[op].dtype_mask >> dts[d]) & 1u))
+                        continue;
+                    kg_red_plan p4;
+                    int sc = 0;
+                    const int take = socc_plans(&cs[i], dts[d], (kg_reduce_op)op, &p4, &sc);
+                    const int two = dts[d] == KG_F16 || dts[d] == KG_BF16;
+                    if (sc && two) {
+                        taken += take;
+                        kept += !take;
+                        if (cs[i].want >= 0)
+                            cr_expect_eq(take, cs[i].want, "part %d case %zu %s(%s): colsp %d", part, i,
+                                         kg_red_infos[op].name, kg_dtype_name(dts[d]), take);
+                    } else
+                        same++;
+                    if (part == 1 && cs[i].follow && (op == KG_RED_SUM || op == KG_RED_MAX || op == KG_RED_ARGMAX)) {
+                        const size_t es = kg_dtype_size(dts[d]);
+                        kg_tensor in = permuted(dts[d], cs[i].nd, cs[i].shape, cs[i].perm, 0,
+                                                (int64_t)(IN_AT + (uintptr_t)cs[i].off * es));
+                        char why[256];
+                        kg_red_class cls;
+                        cr_assert(check_plan((kg_reduce_op)op, &in, cs[i].mask, &t4, why, sizeof why, &cls),
+                                  "case %zu %s(%s): %s", i, kg_red_infos[op].name, kg_dtype_name(dts[d]), why);
+                        followed++;
+                    }
+                    if (part == 1 && two && op == KG_RED_SUM)
+                        cr_log_info("gpu case %zu %s: strided colso %d, colsp under 4 %d (grid %u)", i,
+                                    kg_dtype_name(dts[d]), sc, take, p4.grid);
+                }
+    }
+    cr_log_info("cols_strided_occ 4: %d 2-byte strided colso plans in colsp, %d kept (waves), %d others as main's; "
+                "%d followed element by element",
+                taken, kept, same, followed);
+    cr_assert_gt(taken, 0);
+    cr_assert_gt(kept, 0);
+}
