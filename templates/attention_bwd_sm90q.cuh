@@ -58,20 +58,8 @@ template <typename T, int D, int KIND> __device__ __forceinline__ void attnb_q_w
     const uint32_t aQ = a0, aO = aQ + QB, aK0 = aO + QB; /* then NS stages of (K, V) */
 
     const int tid = threadIdx.x, wgi = tid >> 7, wq = (tid >> 5) & 3, lane = tid & 31, g = lane >> 2, t = lane & 3;
-    const int mb = gridDim.x - 1 - blockIdx.x; /* the longest causal blocks first */
-    const int h = blockIdx.y, b = blockIdx.z, hk = h / p.group;
-    const int m0 = mb * BM, wr = wgi * 64 + wq * 16; /* this warp's 16 rows in the block */
-    const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
-
-    const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
-    const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
-    const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
-    const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
-    const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
-    int end = p.sk;
-    if (causal)
-        end = min(end, m0 + BM + p.sk - p.sq);
-    const int ntiles = end > 0 ? (end + BN - 1) / BN : 0;
+    /* the block's coordinates, base pointers and key tiles: attnb_q_tc's (attention_bwd.cuh) */
+    const auto [h, b, m0, wr, causal, q, dout, k, v, mbase, ntiles] = q_block_of<KIND, BM, BN, E>(p, wgi, wq);
 
     load_sw128_rows<BM, D, NT>(aQ, q, p.q_ss, m0, p.sq, tid);
     load_sw128_rows<BM, D, NT>(aO, dout, p.do_ss, m0, p.sq, tid);

@@ -477,6 +477,23 @@ static void model_nmajor(uint32_t base, int rows, int swb, int kk, int c0, int N
         }
 }
 
+/* One warpgroup's m64 accumulator as the Hopper kernels' stores walk it
+   (warp wq, lane (g, t), fragment half i, n8 tile n < ncols / 8: row r0 +
+   16 wq + g + 8 i, columns c0 + 8 n + 2 t and + 1), each (row, column)
+   counted in hit (rows of 256 columns). The warpgroups of a block split
+   the rows (r0 = 64 w: attnb_q_wg's dQ) or the columns (c0: attnb_kvq_wgd's
+   dK / dV); the callers check every element of the tile counted once. */
+static void wg_acc_walk(unsigned char (*hit)[256], int r0, int c0, int ncols)
+{
+    for (int wq = 0; wq < 4; wq++)
+        for (int g = 0; g < 8; g++)
+            for (int t = 0; t < 4; t++)
+                for (int i = 0; i < 2; i++)
+                    for (int n = 0; n < ncols / 8; n++)
+                        for (int e = 0; e < 2; e++)
+                            hit[r0 + wq * 16 + g + 8 * i][c0 + n * 8 + 2 * t + e]++;
+}
+
 Test(attention_bwd_validation, hopper_tile_layouts_against_a_model_of_the_operand_reads)
 {
     /* D, BM (BN 128, 2 warpgroups), swizzle bytes: D 64 / 128, and D 32 and
@@ -577,20 +594,13 @@ Test(attention_bwd_validation, hopper_tile_layouts_against_a_model_of_the_operan
             for (int kk = 0; kk < BM / 16; kk++)
                 model_nmajor(aQ0 + QB, BM, swb, kk, 128 * w, 128, D); /* dout / Q's half */
         /* the accumulators' rows and columns as attnb_kvq_wgd's dK / dV
-           stores walk them (warpgroup w, warp wq, lane
-           (g, t), fragment half i, n8 tile n: row 16 wq + g + 8 i, columns
-           128 w + 8 n + 2 t and + 1): every (row, column) of a 64 x 256 tile
-           exactly once */
+           stores walk them (wg_acc_walk: warpgroup w all 64 rows, columns
+           128 w.. + 128): every (row, column) of a 64 x 256 tile exactly
+           once */
         static unsigned char hit[64][256];
         memset(hit, 0, sizeof hit);
         for (int w = 0; w < 2; w++)
-            for (int wq = 0; wq < 4; wq++)
-                for (int g = 0; g < 8; g++)
-                    for (int t = 0; t < 4; t++)
-                        for (int i = 0; i < 2; i++)
-                            for (int n = 0; n < 128 / 8; n++)
-                                for (int e = 0; e < 2; e++)
-                                    hit[wq * 16 + g + 8 * i][128 * w + n * 8 + 2 * t + e]++;
+            wg_acc_walk(hit, 0, 128 * w, 128);
         for (int r = 0; r < 64; r++)
             for (int col = 0; col < 256; col++)
                 cr_assert_eq(hit[r][col], 1, "D256: (%d, %d) written %d times", r, col, hit[r][col]);
@@ -674,16 +684,11 @@ Test(attention_bwd_validation, hopper_dq_kernel_table_and_tiles)
     }
     for (int kk = 0; kk < BN / 16; kk++)
         model_nmajor(aK0 + 4 * KB, BN, swb, kk, 0, D, D); /* dQ's B = K, stage 2 */
+    /* dQ's stores (store_wg, wg_acc_walk: warpgroup w rows 64 w.. + 64, all D columns) */
     static unsigned char hit[128][256];
     memset(hit, 0, sizeof hit);
     for (int w = 0; w < 2; w++)
-        for (int wq = 0; wq < 4; wq++)
-            for (int g = 0; g < 8; g++)
-                for (int t = 0; t < 4; t++)
-                    for (int i = 0; i < 2; i++)
-                        for (int n = 0; n < D / 8; n++)
-                            for (int e = 0; e < 2; e++)
-                                hit[w * 64 + wq * 16 + g + 8 * i][n * 8 + 2 * t + e]++;
+        wg_acc_walk(hit, 64 * w, 0, D);
     for (int r = 0; r < BM; r++)
         for (int col = 0; col < D; col++)
             cr_assert_eq(hit[r][col], 1, "dQ (%d, %d) stored %d times", r, col, hit[r][col]);
