@@ -118,6 +118,9 @@ check(a.streams == [1], "with no framework stream, the producer is asked for the
 expect_error("a valid exp with stream= without a GPU", lambda: kgen.exp(a, out=c, stream=0x1234), "KG_ERR_NO_DEVICE",
              r"no CUDA driver or device: .+")
 check(a.streams[-1] == 0x1234, "stream= is passed to __dlpack__ (got %s)" % a.streams[-1])
+expect_error("reserve_scratch() without a GPU", kgen.reserve_scratch, "KG_ERR_NO_DEVICE", r"no CUDA driver or device: .+")
+expect_error("reserve_scratch(1 << 20, stream=0x1234) without a GPU", lambda: kgen.reserve_scratch(1 << 20, stream=0x1234),
+             "KG_ERR_NO_DEVICE", r"no CUDA driver or device: .+")
 
 # ---- kgen's messages, as in C ----------------------------------------------
 expect_error("add of [2,3] and [4]", lambda: kgen.add(Fake([2, 3]), Fake([4]), out=Fake([2, 3])), "KG_ERR_SHAPE",
@@ -199,6 +202,14 @@ expect_python_error("rms_norm(weight=[1, 2])", lambda: kgen.rms_norm(Fake([4, 2]
                     "rms_norm() weight= takes an object with __dlpack__ (PyTorch, CuPy, JAX arrays, ...), not list")
 expect_python_error("add(a, None)", lambda: kgen.add(Fake([2]), None, out=Fake([2])), TypeError,
                     "add() b takes an object with __dlpack__ (PyTorch, CuPy, JAX arrays, ...), not NoneType")
+expect_python_error("reserve_scratch(-1)", lambda: kgen.reserve_scratch(-1), ValueError,
+                    "reserve_scratch() nbytes=-1 is outside 0..2**64-1")
+expect_python_error("reserve_scratch(2**64)", lambda: kgen.reserve_scratch(2**64), ValueError,
+                    "reserve_scratch() nbytes=18446744073709551616 is outside 0..2**64-1")
+expect_python_error("reserve_scratch(1.5)", lambda: kgen.reserve_scratch(1.5), TypeError,
+                    "reserve_scratch() nbytes is 1.5, not an integer")
+expect_python_error("reserve_scratch(device=2**40)", lambda: kgen.reserve_scratch(device=2**40), ValueError,
+                    "reserve_scratch() device=1099511627776 is outside a C int (-2147483648..2147483647)")
 expect_python_error("device_info(2**40)", lambda: kgen.device_info(2**40), ValueError,
                     "device_info() device=1099511627776 is outside a C int (-2147483648..2147483647)")
 expect_python_error("add(stream=2**70)", lambda: kgen.add(Fake([2]), Fake([2]), out=Fake([2]), stream=2**70),

@@ -374,6 +374,40 @@ x.fill_(2.0)
 kgen.neg(x, out=y, stream=s2.cuda_stream)  # not the current stream: the DLPack path orders it
 s2.synchronize()
 check(bool((y == -2).all()), "streams", "stream= another stream: kgen waits for the current stream's pending fill")
+
+# ---- CUDA graphs: a captured call that needs scratch (split decode attention) -----
+# A new stream has no scratch and none can be allocated during capture: the captured call raises kgen.Error;
+# after kgen.reserve_scratch(stream=...) the same capture works and its replay equals an eager call bitwise.
+qd = torch.randn(1, 32, 1, 128, device=dev, dtype=torch.float16)
+kd = torch.randn(1, 1, 32768, 128, device=dev, dtype=torch.float16)
+vd = torch.randn_like(kd)
+od, oe = torch.full_like(qd, float("nan")), torch.empty_like(qd)
+kgen.attention(qd, kd, vd, out=oe)  # eager, on the current stream (the modules load here, outside capture)
+torch.cuda.synchronize()
+for reserve in (False, True):
+    sg = torch.cuda.Stream()
+    sg.wait_stream(torch.cuda.current_stream())
+    if reserve:
+        kgen.reserve_scratch(stream=sg)
+    g = torch.cuda.CUDAGraph()
+    err = None
+    try:
+        with torch.cuda.stream(sg), torch.cuda.graph(g, stream=sg):
+            kgen.attention(qd, kd, vd, out=od)
+    except kgen.Error as e:
+        err = e
+    torch.cuda.current_stream().wait_stream(sg)
+    if not reserve:
+        check(err is not None and err.name == "KG_ERR_INVALID_ARGUMENT" and "graph capture" in str(err)
+              and "kg_reserve_scratch" in str(err), "graphs",
+              f"a split decode call captured on a stream without scratch raises kgen.Error ({err})")
+    else:
+        check(err is None, "graphs", f"after reserve_scratch(stream=) the capture succeeds ({err})")
+        if err is None:
+            g.replay()
+            torch.cuda.synchronize()
+            check(bool(torch.equal(od, oe)), "graphs", "the replay equals the eager call bitwise")
+
 a16, b16, o16 = (torch.ones(16, device=dev) for _ in range(3))
 for _ in range(200):
     kgen.add(a16, b16, out=o16)

@@ -33,7 +33,7 @@ import os
 import sys
 import threading
 
-__all__ = ["Error", "version", "bundle_info", "device_info", "library_path"]
+__all__ = ["Error", "version", "bundle_info", "device_info", "reserve_scratch", "library_path"]
 
 # ---- the library --------------------------------------------------------
 
@@ -112,6 +112,7 @@ _kg_bundle_info = _proto(
 _kg_device_info = _proto(
     "kg_device_info", ctypes.c_int, _vp, ctypes.c_char_p, ctypes.c_size_t, ctypes.POINTER(ctypes.c_int),
     ctypes.POINTER(ctypes.c_int), ctypes.POINTER(ctypes.c_int))
+_kg_reserve_scratch = _proto("kg_reserve_scratch", ctypes.c_int, _vp, ctypes.c_size_t)
 _kg_from_dlpack = _proto("kg_tensor_from_dlpack", ctypes.c_int, _vp, _vp, _TensorP)
 _kg_op_get_info = _proto("kg_op_get_info", ctypes.POINTER(_OpInfo), ctypes.c_int)
 _kg_elementwise = _proto("kg_elementwise", ctypes.c_int, _vp, ctypes.c_int, _TensorP, ctypes.POINTER(_TensorP),
@@ -187,6 +188,35 @@ def device_info(device=0):
     ma, mi, sms = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
     _check(ctx, _kg_device_info(ctx, name, len(name), ctypes.byref(ma), ctypes.byref(mi), ctypes.byref(sms)))
     return name.value.decode(), (ma.value, mi.value), sms.value
+
+
+def reserve_scratch(nbytes=0, device=0, stream=None):
+    """Before capturing a CUDA graph: makes kgen's device scratch for `stream`
+    hold at least nbytes bytes (0: what any op may need), allocating it now
+    (kg_reserve_scratch). Split reductions, normalizations and split decode
+    attention keep partial results there; it is one buffer per stream and
+    cannot be allocated during capture, so a captured call that needs it and
+    finds none raises kgen.Error. stream: the stream to be captured (a handle
+    or an object with .cuda_stream / .ptr); default: PyTorch's current stream
+    on `device` where torch is imported, else the legacy default stream.
+    Synchronizes the device when it allocates: call it outside capture."""
+    device = _c_int("reserve_scratch", "device", device)
+    n = _convert("reserve_scratch", "nbytes is", nbytes, operator.index, "an integer")
+    if not 0 <= n < 2**64:
+        raise ValueError("reserve_scratch() nbytes=%d is outside 0..2**64-1" % n)
+    handle = _stream_handle(stream)
+    if handle is None:
+        handle = 0
+        torch = sys.modules.get("torch")
+        if torch is not None:
+            try:
+                raw = _torch_raw_stream(torch)
+                handle = int(raw(device)) if raw is not None else torch.cuda.current_stream(device).cuda_stream
+            except Exception:  # no CUDA in torch: the call below reports the device
+                handle = 0
+    ctx = _context(device).handle
+    _check(ctx, _kg_set_stream(ctx, handle or None))
+    _check(ctx, _kg_reserve_scratch(ctx, n))
 
 
 _TORCH_RAW_STREAM = None  # torch's C function giving a device's current stream as an int, or False
