@@ -1344,6 +1344,25 @@ static void dec_io_run(dec_io *x, const kg_attention_opts *opts, uint16_t *o)
     kt_download(ctx, o, x->dout, x->nq * 2);
 }
 
+/* The decode launch without pair (kg_test_attn_dec_pair -1) at `splits`
+   splits (forced) into x->o2: it must not take pair, must plan those
+   splits, and its bits must equal x->o1's (what the pair launch wrote);
+   the hooks are put back (pair to `restore`, splits to the planner's). */
+static void dec_pair_bits_without_pair(dec_io *x, const kg_attention_opts *opts, int splits, int restore,
+                                       const char *what, size_t i)
+{
+    kg_test_attn_dec_pair(-1);
+    kg_test_force_attn_splits(ctx, splits);
+    dec_io_run(x, opts, x->o2);
+    cr_assert(kg_test_last_attn_dec_pair() == 0 && kg_test_last_attn_splits(ctx) == splits,
+              "%s case %zu: pair %d, %d splits (want 0, %d)", what, i, kg_test_last_attn_dec_pair(),
+              kg_test_last_attn_splits(ctx), splits);
+    cr_assert(memcmp(x->o1, x->o2, x->nq * 2) == 0,
+              "%s case %zu (%d splits): bits differ from the launch without pair's", what, i, splits);
+    kg_test_force_attn_splits(ctx, 0);
+    kg_test_attn_dec_pair(restore);
+}
+
 static void dec_io_close(dec_io *x)
 {
     free(x->h);
@@ -2713,14 +2732,7 @@ Test(attention, decode_pair_keeps_the_bits)
                   kg_test_last_attn_tma());
         dec_io_run(&x, &opts, o3);
         cr_assert(memcmp(x.o1, o3, x.nq * 2) == 0, "case %zu: the candidate's runs differ", i);
-        kg_test_attn_dec_pair(-1);
-        kg_test_force_attn_splits(ctx, splits);
-        dec_io_run(&x, &opts, x.o2);
-        cr_assert_eq(kg_test_last_attn_splits(ctx), splits);
-        cr_assert_eq(kg_test_last_attn_dec_pair(), 0);
-        cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0,
-                  "case %zu (took %d, %d splits): bits differ from the launch without pair's", i, took, splits);
-        kg_test_force_attn_splits(ctx, 0);
+        dec_pair_bits_without_pair(&x, &opts, splits, 1, took ? "forced pair (took)" : "forced pair (not taken)", i);
         kg_test_attn_dec_lanes(0);
         free(o3);
         dec_io_close(&x);
@@ -2795,15 +2807,8 @@ Test(attention, decode_pair_rule_matches_reference)
             cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0, "case %zu (took %d): bits differ from the %s launch's", i,
                       took, other[k] == 2 ? "rule's (hook 2)" : took ? "forced pair" : "without pair");
         }
-        if (took) { /* the launch without pair at the same split count */
-            kg_test_attn_dec_pair(-1);
-            kg_test_force_attn_splits(ctx, splits);
-            dec_io_run(&x, &opts, x.o2);
-            cr_assert(kg_test_last_attn_dec_pair() == 0 && kg_test_last_attn_splits(ctx) == splits, "case %zu", i);
-            cr_assert(memcmp(x.o1, x.o2, x.nq * 2) == 0,
-                      "case %zu (%d splits): the default's bits differ from the launch without pair's", i, splits);
-            kg_test_force_attn_splits(ctx, 0);
-        }
+        if (took) /* the launch without pair at the same split count */
+            dec_pair_bits_without_pair(&x, &opts, splits, 0, "the default (took pair)", i);
         dec_io_close(&x);
     }
     kg_test_attn_dec_pair(0);
