@@ -199,7 +199,9 @@ def reserve_scratch(nbytes=0, device=0, stream=None):
     finds none raises kgen.Error. stream: the stream to be captured (a handle
     or an object with .cuda_stream / .ptr); default: PyTorch's current stream
     on `device` where torch is imported, else the legacy default stream.
-    Synchronizes the device when it allocates: call it outside capture."""
+    Synchronizes the device when it allocates: call it outside capture, from
+    the thread that will capture (the package keeps one kgen context per
+    thread and device, and the scratch belongs to the context)."""
     device = _c_int("reserve_scratch", "device", device)
     n = _convert("reserve_scratch", "nbytes is", nbytes, operator.index, "an integer")
     if not 0 <= n < 2**64:
