@@ -739,19 +739,20 @@ template <typename T, int D> __device__ __forceinline__ void attnb_dkvsum(const 
 
 /* ---- f16 / bf16: q ------------------------------------------------------------ */
 
-/* A dq block's setup, the same in attnb_q_tc and attnb_q_wg
-   (attention_bwd_sm90q.cuh): query block mb = gridDim.x - 1 - blockIdx.x
-   of BM rows (the longest causal blocks first), rows m0 = mb BM on, of
-   query head h = blockIdx.y (kv head h / group) of batch b = blockIdx.z;
-   the calling warp's 16 rows in the block, wr = 64 wgi + 16 wq (warpgroup
-   wgi, warp wq in it; attnb_q_tc passes 0 and its warp); the base pointers
-   of its q and dout (E-byte elements), of its kv head's k and v, and of its
-   mask (KIND mask only); the causal rule; and its BN-key tiles: up to the
-   block's last row's diagonal when causal. The callers unpack it as a
-   structured binding, in this order. wr is computed here, right after m0,
-   where both kernels computed it before this helper: computed in the
-   callers it changed their PTX (instruction order); here their fatbins are
-   byte-identical to before. */
+/* A dq block's setup, the same in attnb_q_tc, attnb_q_wg
+   (attention_bwd_sm90q.cuh) and attnb_q_f32: query block
+   mb = gridDim.x - 1 - blockIdx.x of BM rows (the longest causal blocks
+   first), rows m0 = mb BM on, of query head h = blockIdx.y (kv head
+   h / group) of batch b = blockIdx.z; the calling warp's 16 rows in the
+   block, wr = 64 wgi + 16 wq (warpgroup wgi, warp wq in it; attnb_q_tc
+   passes 0 and its warp, attnb_q_f32 passes 0, 0 and leaves wr unused);
+   the base pointers of its q and dout (E-byte elements), of its kv head's
+   k and v, and of its mask (KIND mask only); the causal rule; and its
+   BN-key tiles: up to the block's last row's diagonal when causal. The
+   callers unpack it as a structured binding, in this order. wr is computed
+   here, right after m0, where both tensor-core kernels computed it before
+   this helper: computed in the callers it changed their PTX (instruction
+   order); here their fatbins are byte-identical to before. */
 struct q_block {
     int h, b, m0, wr;
     bool causal;
@@ -1668,20 +1669,8 @@ template <int D, int BM, int BN, int KIND> __device__ __forceinline__ void attnb
     float *sS = sV + BN * P;
 
     const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
-    const int mb = gridDim.x - 1 - blockIdx.x;
-    const int h = blockIdx.y, b = blockIdx.z, hk = h / p.group;
-    const int m0 = mb * BM;
-    const bool causal = KIND == KG_ATTN_CAUSAL || (KIND == KG_ATTN_MASK && p.causal);
-
-    const char *q = (const char *)p.q + (b * p.q_sb + h * p.q_sh) * E;
-    const char *dout = (const char *)p.dout + (b * p.do_sb + h * p.do_sh) * E;
-    const char *k = (const char *)p.k + (b * p.k_sb + hk * p.k_sh) * E;
-    const char *v = (const char *)p.v + (b * p.v_sb + hk * p.v_sh) * E;
-    const float *mbase = KIND == KG_ATTN_MASK ? p.mask + b * p.m_sb + h * p.m_sh : nullptr;
-    int end = p.sk;
-    if (causal)
-        end = min(end, m0 + BM + p.sk - p.sq);
-    const int ntiles = end > 0 ? (end + BN - 1) / BN : 0;
+    /* wr (warp rows) is unused here: 16 x 16 threads, not warps, tile the block */
+    const auto [h, b, m0, wr, causal, q, dout, k, v, mbase, ntiles] = q_block_of<KIND, BM, BN, E>(p, 0, 0);
 
     load_tile<BM, D, P, E, NT>(kgd_smem_addr(sQ), q, p.q_ss, m0, p.sq, tid);
     load_tile<BM, D, P, E, NT>(kgd_smem_addr(sO), dout, p.do_ss, m0, p.sq, tid);

@@ -164,17 +164,6 @@ __device__ __forceinline__ void wg_dst_n(float (&dp)[BM / 2], const float (&s)[B
     }
 }
 
-/* Two n8 tiles of an m64 accumulator (8 floats from c: tiles 2 kk and
-   2 kk + 1 at c = acc + 8 kk) packed as a wgmma A operand k16 step from
-   registers (wgb<T, N>::rs) */
-template <typename T> __device__ __forceinline__ void wg_pack_a16(const float *c, uint32_t (&a)[4])
-{
-    a[0] = mma<T>::pack(c[0], c[1]);
-    a[1] = mma<T>::pack(c[2], c[3]);
-    a[2] = mma<T>::pack(c[4], c[5]);
-    a[3] = mma<T>::pack(c[6], c[7]);
-}
-
 /* dS^T in place of all of a warp's dP^T (wg_dst_n of every n8 tile) */
 template <int BM>
 __device__ __forceinline__ void wg_dst(float (&dp)[BM / 2], const float (&s)[BM / 2], const float *sDl, int t)
@@ -430,8 +419,8 @@ __device__ __forceinline__ void attnb_kvq_wg(const kg_attnb_params &p)
                 uint32_t pa[BM / 16][4], da[BM / 16][4];
 #pragma unroll
                 for (int kk = 0; kk < BM / 16; kk++) {
-                    wg_pack_a16<T>(s + 8 * kk, pa[kk]);
-                    wg_pack_a16<T>(dp + 8 * kk, da[kk]);
+                    mma<T>::pack_a16(s + 8 * kk, pa[kk]);
+                    mma<T>::pack_a16(dp + 8 * kk, da[kk]);
                 }
                 wg_fence();
 #pragma unroll

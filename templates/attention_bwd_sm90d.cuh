@@ -155,8 +155,8 @@ __device__ __forceinline__ void attnb_kvq_wgd(const kg_attnb_params &p)
                 uint32_t pa[BM / 16][4], da[BM / 16][4];
 #pragma unroll
                 for (int kk = 0; kk < BM / 16; kk++) {
-                    wg_pack_a16<T>(s + 8 * kk, pa[kk]);
-                    wg_pack_a16<T>(dp + 8 * kk, da[kk]);
+                    mma<T>::pack_a16(s + 8 * kk, pa[kk]);
+                    mma<T>::pack_a16(dp + 8 * kk, da[kk]);
                 }
                 const uint32_t ph = (uint32_t)(dc / 64) * BM * 128; /* the half's first panel */
                 wg_fence();

@@ -136,7 +136,7 @@ template <typename T, int D, int KIND> __device__ __forceinline__ void attnb_q_w
                 dp[4 * n + x] = s[4 * n + x] * (dp[4 * n + x] - dl[x >> 1]);
 #pragma unroll
         for (int kk = 0; kk < BN / 16; kk++)
-            wg_pack_a16<T>(dp + 8 * kk, da[kk]);
+            mma<T>::pack_a16(dp + 8 * kk, da[kk]);
         /* dQ += dS K: B = K's rows kk 16.. (+ 16) across its D / 64 panels */
         wg_fence();
 #pragma unroll

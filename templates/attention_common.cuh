@@ -65,6 +65,17 @@ template <typename T> struct mma {
         }
         return r;
     }
+    /* Eight floats from c, two n8 accumulator tiles (c[0..3] then c[4..7]),
+       packed as one k16 step of an A operand from registers: an mma.sync A
+       fragment, or a wgmma one (wgb<T, N>::rs) with c = acc + 8 kk for the
+       m64 accumulator's tiles 2 kk and 2 kk + 1 */
+    static __device__ __forceinline__ void pack_a16(const float *c, uint32_t (&a)[4])
+    {
+        a[0] = pack(c[0], c[1]);
+        a[1] = pack(c[2], c[3]);
+        a[2] = pack(c[4], c[5]);
+        a[3] = pack(c[6], c[7]);
+    }
 };
 #undef KG_MMA_16816
 

@@ -683,12 +683,8 @@ __device__ __forceinline__ void attn_wg(const kg_attn_params &p, const kg_attn_t
         /* P (the exponentials in s) into the A-operand registers of P V */
         auto pack_p = [&](uint32_t(&pa)[BN / 16][4], const float(&s)[BN / 2]) {
 #pragma unroll
-            for (int kk = 0; kk < BN / 16; kk++) {
-                pa[kk][0] = mma<T>::pack(s[8 * kk], s[8 * kk + 1]);
-                pa[kk][1] = mma<T>::pack(s[8 * kk + 2], s[8 * kk + 3]);
-                pa[kk][2] = mma<T>::pack(s[8 * kk + 4], s[8 * kk + 5]);
-                pa[kk][3] = mma<T>::pack(s[8 * kk + 6], s[8 * kk + 7]);
-            }
+            for (int kk = 0; kk < BN / 16; kk++)
+                mma<T>::pack_a16(s + 8 * kk, pa[kk]);
         };
         /* The stages' descriptors: each product's is its stage's base
            descriptor plus the byte offset / 16 in the start-address field
