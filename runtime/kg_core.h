@@ -86,10 +86,16 @@ KG_API kg_status kg_free(kg_context *ctx, void *ptr);
 KG_API kg_status kg_copy_in(kg_context *ctx, void *dst_device, const void *src_host, size_t bytes);
 KG_API kg_status kg_copy_out(kg_context *ctx, void *dst_host, const void *src_device, size_t bytes);
 KG_API kg_status kg_memset(kg_context *ctx, void *dst_device, int byte, size_t bytes);
-/* Makes sure the context's device scratch (used by split reductions,
-   normalizations and other ops with partial results) holds at least `bytes`
-   bytes (0: what any op may need), allocating (and zeroing) it now. Call it
-   outside graph capture; it synchronizes the device when it allocates. */
+/* Makes sure the context's device scratch for its current stream (used by
+   split reductions, normalizations, split decode attention, the attention
+   backward and other ops with partial results) holds at least `bytes` bytes
+   (0: the default size, the split counters and 4 MiB of partials, which
+   split reductions stay within; split decode attention, long outer-axis
+   normalizations and the attention backward
+   (kg_attention_backward_scratch_bytes) may need more: a call captured
+   without enough fails naming the bytes to pass), allocating (and zeroing)
+   it now. Call it outside graph capture; it synchronizes the device when it
+   allocates. */
 KG_API kg_status kg_reserve_scratch(kg_context *ctx, size_t bytes);
 
 /* ---- Tensors ---------------------------------------------------------------- */

@@ -19,6 +19,7 @@
  * it). A graph captured on a stream uses that stream's slot when replayed:
  * do not replay it concurrently with other work on that stream's slot.
  */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "trust.h"
@@ -125,12 +126,21 @@ static kg_status find_slot(kg_context *ctx, const char *what, size_t bytes, slot
         if (!lru || (!s->used && lru->used) || (s->used == lru->used && s->last_use < lru->last_use))
             lru = s;
     }
-    if (kgi_stream_capturing(ctx->stream))
+    if (kgi_stream_capturing(ctx->stream)) {
+        /* the call that gives this one what it needs: the scratch's exact
+           size (kg_reserve_scratch(ctx, 0) gives the default size, which
+           split decode partials or long normalizations may exceed) */
+        char fix[64];
+        if (what[0] == 's')
+            snprintf(fix, sizeof fix, "kg_reserve_scratch(ctx, %zu)", bytes);
+        else
+            snprintf(fix, sizeof fix, "kg_gemm_prepare(ctx)");
         return kgi_fail(ctx, KG_ERR_INVALID_ARGUMENT,
-                "invalid argument: this call needs %zu bytes of device %s for the context's stream, which has "
-                "none, and it cannot be allocated during CUDA graph capture; call %s on that stream (or run the "
-                "call once on it) before capturing",
-                bytes, what, what[0] == 's' ? "kg_reserve_scratch(ctx, 0)" : "kg_gemm_prepare(ctx)");
+                        "invalid argument: this call needs %zu bytes of device %s for the context's stream, which "
+                        "has none, and it cannot be allocated during CUDA graph capture; call %s on that stream (or "
+                        "run the call once on it) before capturing",
+                        bytes, what, fix);
+    }
     if (lru->used)
         free_slot(lru); /* cudaFree waits for the device: nothing queued uses it */
     lru->used = 1;
@@ -183,9 +193,10 @@ kg_status kgi_scratch(kg_context *ctx, size_t bytes, void **base)
     if (st != KG_OK)
         return st;
     if (s->scratch_bytes < bytes) {
+        char fix[64]; /* (what a capture that finds too little should have reserved) */
+        snprintf(fix, sizeof fix, "kg_reserve_scratch(ctx, %zu)", bytes);
         st = grow(ctx, &s->scratch, &s->scratch_bytes,
-                  bytes < KGI_SCRATCH_RESERVE_BYTES ? KGI_SCRATCH_RESERVE_BYTES : bytes, 1, "scratch",
-                  "kg_reserve_scratch(ctx, 0)");
+                  bytes < KGI_SCRATCH_RESERVE_BYTES ? KGI_SCRATCH_RESERVE_BYTES : bytes, 1, "scratch", fix);
         if (st != KG_OK)
             return st;
     }

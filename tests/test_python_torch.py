@@ -408,6 +408,45 @@ for reserve in (False, True):
             torch.cuda.synchronize()
             check(bool(torch.equal(od, oe)), "graphs", "the replay equals the eager call bitwise")
 
+# Too little scratch: a decode call whose split partials pass the default size (B8 Hq32 Hkv8 Sq16 Sk32768 D128:
+# 64 row tiles of 64 rows, several splits each) captured after reserve_scratch() with the default raises,
+# naming the bytes to reserve; reserving them makes the capture work, bitwise equal to an eager call.
+import re
+qd = torch.randn(8, 32, 16, 128, device=dev, dtype=torch.bfloat16)
+kd = torch.randn(8, 8, 32768, 128, device=dev, dtype=torch.bfloat16)
+vd = torch.randn_like(kd)
+od, oe = torch.full_like(qd, float("nan")), torch.empty_like(qd)
+kgen.attention(qd, kd, vd, out=oe)
+torch.cuda.synchronize()
+sg = torch.cuda.Stream()
+sg.wait_stream(torch.cuda.current_stream())
+kgen.reserve_scratch(stream=sg)
+need = None
+for attempt in (0, 1):
+    g = torch.cuda.CUDAGraph()
+    err = None
+    try:
+        with torch.cuda.stream(sg), torch.cuda.graph(g, stream=sg):
+            kgen.attention(qd, kd, vd, out=od)
+    except kgen.Error as e:
+        err = e
+    torch.cuda.current_stream().wait_stream(sg)
+    if attempt == 0:
+        m = re.search(r"kg_reserve_scratch\(ctx, (\d+)\)", str(err) if err else "")
+        check(err is not None and m is not None and int(m.group(1)) > 4 << 20, "graphs",
+              f"partials past the default size: the capture raises naming the bytes to reserve ({err})")
+        if m is None:
+            break
+        need = int(m.group(1))
+        kgen.reserve_scratch(need, stream=sg)
+    else:
+        check(err is None, "graphs", f"after reserve_scratch({need}, stream=) the capture succeeds ({err})")
+        if err is None:
+            g.replay()
+            torch.cuda.synchronize()
+            check(bool(torch.equal(od, oe)), "graphs", "its replay equals the eager call bitwise")
+del qd, kd, vd, od, oe
+
 a16, b16, o16 = (torch.ones(16, device=dev) for _ in range(3))
 for _ in range(200):
     kgen.add(a16, b16, out=o16)

@@ -192,7 +192,9 @@ def device_info(device=0):
 
 def reserve_scratch(nbytes=0, device=0, stream=None):
     """Before capturing a CUDA graph: makes kgen's device scratch for `stream`
-    hold at least nbytes bytes (0: what any op may need), allocating it now
+    hold at least nbytes bytes (0: the default size, the split counters and
+    4 MiB of partials; a captured call that needs more raises kgen.Error
+    naming the bytes to pass), allocating it now
     (kg_reserve_scratch). Split reductions, normalizations and split decode
     attention keep partial results there; it is one buffer per stream and
     cannot be allocated during capture, so a captured call that needs it and
