@@ -733,26 +733,26 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     plan_shape(&c, &in, &out, 16385, 4096, &p);
     cr_assert_eq(p.ccfg, -1);
     /* a configuration of the tuning: any column that fits 16 of its blocks
-       (configuration 3, 2048 rows a block, until session 24: it has no
-       kernels since, gen/norm.lua) */
-    kgi_norm_tuning.cluster = 5; /* 256 x (16 + 16), exps kept: 1024 rows a block */
+       (configuration 3, 2048 rows a block, until session 24, then 4 until
+       session 35: they have no kernels since, gen/norm.lua) */
+    kgi_norm_tuning.cluster = 29; /* 28: 256 x (16 + 16): 1024 rows a block */
     plan_shape(&c, &in, &out, 16384, 4096, &p);
-    cr_assert_eq(p.ccfg, 4);
+    cr_assert_eq(p.ccfg, 28);
     cr_assert_eq(p.csize, 16);
     plan_shape(&c, &in, &out, 16385, 4096, &p);
     cr_assert_eq(p.ccfg, -1);
     plan_shape(&c, &in, &out, 10, 4096, &p);
-    cr_assert_eq(p.ccfg, 4);
+    cr_assert_eq(p.ccfg, 28);
     cr_assert_eq(p.csize, 1);
     kgi_norm_tuning.csize = 4;
     plan_shape(&c, &in, &out, 1000, 4096, &p);
     cr_assert_eq(p.csize, 4);
     cr_assert_eq(p.cchunk, 250);
     /* configurations without kernels for the dtype since session 24 (gen/norm.lua's dts): COLS; bf16: 1-3 and
-       6 (the tunings 2-4 and 7), f32: 0-3 */
-    static const int none[2][4] = {{2, 3, 4, 7}, {1, 2, 3, 4}};
+       6 (the tunings 2-4 and 7), f32: 0-3; since session 35 4 and 5 (PH) of both (the tunings 5, 6) */
+    static const int none[2][6] = {{2, 3, 4, 7, 5, 6}, {1, 2, 3, 4, 5, 6}};
     for (int d = 0; d < 2; d++)
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < 6; i++) {
             in.dtype = out.dtype = d ? KG_F32 : KG_BF16;
             kgi_norm_tuning.cluster = none[d][i];
             plan_shape(&c, &in, &out, 1000, 4096, &p);
@@ -933,15 +933,18 @@ Test(plan, an_outer_softmax_of_narrow_columns_takes_several_tiles_a_block)
         cr_assert_eq(p.cbfly, narrow[i].crg == 0 ? 0 : kg_norm_ccfgs[p.ccfg].lpr * narrow[i].crg <= 32 ? 1 : 2,
                      "case %zu", i);
     }
-    /* forced (a tuning): configuration 17 (128 threads) holds 128 rows, 4 tiles a block at 32 rows */
+    /* forced (a tuning): configuration 17 (128 threads, a tuning alone, never the planner's) has no kernels
+       since session 35 (the bundle's size; gen/norm.lua): COLS, every dtype and op */
     in = fake(IN_AT, KG_F32, 3, KT_SHAPE(262144, 32, 32));
     out = fake(OUT_AT, KG_F32, 3, KT_SHAPE(262144, 32, 32));
     kgi_norm_tuning.cluster = 18;
     plan_class(&c, &p);
-    cr_assert_eq(p.ccfg, 17);
-    cr_assert_eq(p.crg, 4);
-    cr_assert_eq(p.cgrid, 262144u / 4u);
-    cr_assert_eq(p.cblock, 128u);
+    cr_assert_eq(p.ccfg, -1);
+    static const kg_dtype cdts[] = {KG_F32, KG_F16, KG_BF16};
+    for (int d = 0; d < 3; d++)
+        for (int o = 0; o < 2; o++)
+            cr_assert(kg_norm_ctable[o ? KG_NORM_LOG_SOFTMAX : KG_NORM_SOFTMAX][cdts[d]][17] < 0,
+                      "configuration 17, op %d, dtype %d", o, d);
     kgi_norm_tuning = (kg_norm_tuning){0};
 }
 
@@ -976,7 +979,8 @@ Test(plan, the_session_24_tuning_configurations)
     cr_assert_eq(kg_norm_ccfgs[29].rows, kg_norm_ccfgs[13].rows);
     cr_assert_eq(kg_norm_ccfgs[29].lpr, kg_norm_ccfgs[13].lpr);
     /* the kernels, by configuration, op and dtype (0-3 none: 0 the 2-byte default until session 25; 6 f32; 13 the
-       2-byte types, f32 until session 25) */
+       2-byte types, f32 until session 25; since session 35 none of 4, 5 (PH) and 17, nor 16 of the 2-byte softmax,
+       which takes 22 there) */
     const kg_dtype dts[] = {KG_F32, KG_F16, KG_BF16};
     for (int d = 0; d < 3; d++)
         for (int op = 0; op < 2; op++) {
@@ -986,7 +990,8 @@ Test(plan, the_session_24_tuning_configurations)
                 const int want = k == 22                  ? two && !op
                                  : k == 28 || k == 13     ? two
                                  : k == 6 || k == 29 || k == 31 ? !two
-                                 : k >= 18 || k <= 3      ? 0
+                                 : k == 16                ? !two || op
+                                 : k >= 17 || k <= 5      ? 0
                                                           : 1;
                 cr_assert_eq(kg_norm_ctable[o][dts[d]][k] >= 0, want, "configuration %d, op %d, dtype %d", k, op, d);
             }
@@ -1148,10 +1153,12 @@ Test(plan, the_session_26_candidates)
 }
 
 /* CLUSTER PH (the persistent form of two halves, configuration 5 under the
-   tuning): a half holds what a block of configuration 4 holds; a cluster a
-   pair of strips at most (the launch caps it at the clusters resident), the
-   tuning's grid in whole clusters; its cstag -1 starts the halves together */
-Test(plan, an_outer_softmax_takes_persistent_halves_under_the_tuning)
+   tuning 6) and configuration 4 (its bits twin, the tuning 5): forced only (the
+   planner takes 6, 28 or COLT's), they have no kernels since session 35 (the
+   bundle's size, gen/norm.lua): under either tuning the column plans COLS, every
+   dtype and op. Their rows stay in kg_norm_ccfgs (a half of 5 holds what a block
+   of 4 holds), so that the numbers after them keep their force hooks. */
+Test(plan, the_persistent_halves_and_their_twin_have_no_kernels)
 {
     kg_tensor in = fake(IN_AT, KG_F32, 2, KT_SHAPE(16384, 16384)),
               out = fake(OUT_AT, KG_F32, 2, KT_SHAPE(16384, 16384));
@@ -1160,31 +1167,22 @@ Test(plan, an_outer_softmax_takes_persistent_halves_under_the_tuning)
     cr_assert(kg_norm_ccfgs[5].ph && !kg_norm_ccfgs[4].ph);
     cr_assert_eq(kg_norm_ccfgs[5].rows, kg_norm_ccfgs[4].rows);
     cr_assert_eq(kg_norm_ccfgs[5].threads, 2 * kg_norm_ccfgs[4].threads);
+    const kg_dtype dts[] = {KG_F32, KG_F16, KG_BF16};
+    for (int d = 0; d < 3; d++)
+        for (int o = 0; o < 2; o++) {
+            const kg_norm_op op = o ? KG_NORM_LOG_SOFTMAX : KG_NORM_SOFTMAX;
+            cr_assert(kg_norm_ctable[op][dts[d]][4] < 0 && kg_norm_ctable[op][dts[d]][5] < 0, "op %d, dtype %d", o, d);
+        }
     kgi_norm_tuning.sm90 = 1;
-    kgi_norm_tuning.cluster = 6;
-    assert_cluster_plan(&c, &p, 5, 16, 512, 256u * 16u, 512u);
-    cr_assert_eq(p.cchunk, 1024);
-    cr_assert_eq(p.args.opt, 0);
-    /* an odd number of strips (3 x 43): 65 clusters */
-    plan_shape(&c, &in, &out, 3000, 1376, &p);
-    cr_assert_eq(p.ccfg, 5);
-    cr_assert_eq(p.csize, 3);
-    cr_assert_eq(p.ctiles, 43);
-    cr_assert_eq(p.cgrid, 22u * 3u);
-    kgi_norm_tuning.grid = 7; /* two clusters of 3 */
-    plan_shape(&c, &in, &out, 3000, 1376, &p);
-    cr_assert_eq(p.cgrid, 6u);
-    kgi_norm_tuning.grid = 1; /* at least one */
-    kgi_norm_tuning.cstag = -1;
-    plan_shape(&c, &in, &out, 3000, 1376, &p);
-    cr_assert_eq(p.cgrid, 3u);
-    cr_assert_eq(p.args.opt, 1);
-    /* the other configurations: neither */
-    kgi_norm_tuning.cluster = 5;
-    plan_shape(&c, &in, &out, 3000, 1376, &p);
-    cr_assert_eq(p.ccfg, 4);
-    cr_assert_eq(p.cgrid, 43u * 3u);
-    cr_assert_eq(p.args.opt, 0);
+    for (int d = 0; d < 3; d++)
+        for (int t = 5; t <= 6; t++) {
+            in.dtype = out.dtype = dts[d];
+            kgi_norm_tuning.cluster = t;
+            plan_shape(&c, &in, &out, 3000, 1376, &p);
+            cr_assert_eq(p.ccfg, -1, "tuning %d, %s", t, kg_dtype_name(dts[d]));
+            plan_shape(&c, &in, &out, 16384, 16384, &p);
+            cr_assert_eq(p.ccfg, -1, "tuning %d, %s", t, kg_dtype_name(dts[d]));
+        }
     kgi_norm_tuning = (kg_norm_tuning){0};
 }
 
@@ -2810,33 +2808,7 @@ static void cluster_bits_3001(cluster_bits_check check)
     kg_close(ctx);
 }
 
-/* CLUSTER PH gives the bits of configuration 4 (a half holds a block's
-   rows and merges them in the same order): f32 and bf16 softmax and
-   log_softmax of [3001,4096] along dim 0 (3 blocks a cluster; 16 too), at
-   the grid the launch takes, at one cluster (64 strips a half, 128 with
-   16 blocks) and at 3 (a half with one strip fewer than the other), the
-   halves apart and together; the same bits twice. */
-static void ph_bits(kg_context *ctx, int d, int op, int cs, const kg_tensor *x, const kg_tensor *y, size_t bytes,
-                    unsigned char *a, unsigned char *b)
-{
-    (void)d;
-    cluster_call(ctx, (kg_norm_tuning){.cluster = 5, .csize = cs}, op, y, x, bytes, 0, a);
-    static const kg_norm_tuning tus[] = {{.cluster = 6},
-                                         {.cluster = 6, .grid = 1},
-                                         {.cluster = 6, .grid = 48},
-                                         {.cluster = 6, .cstag = -1},
-                                         {.cluster = 6, .grid = 1, .cstag = -1}};
-    for (int t = 0; t < 5; t++) {
-        kg_norm_tuning tu = tus[t];
-        tu.csize = cs;
-        if (tus[t].grid == 48)
-            tu.grid = cs ? 48 : 9; /* 3 clusters */
-        cluster_call(ctx, tu, op, y, x, bytes, 0xff, b);
-        cr_assert(memcmp(a, b, bytes) == 0, "%s %s, %d blocks a cluster, PH tuning %d: not the bits of configuration 4",
-                  op ? "log_softmax" : "softmax", kg_dtype_name(x->dtype), cs ? cs : 3, t);
-    }
-}
-Test(gpu, cluster_persistent_halves_match_configuration_4_bits) { cluster_bits_3001(ph_bits); }
+/* (CLUSTER PH against configuration 4's bits: both have no kernels since session 35, gen/norm.lua.) */
 
 /* Session 25's defaults from session 24's configurations (H200 s25r1, where they gave the bits of their base: 28
    configuration 0's on inputs of -5..5, 29 13's; those have no kernels since): P2 + VS's 28 (the 2-byte cluster
@@ -3191,12 +3163,14 @@ Test(gpu, cluster_and_prefetching_forms_are_bitwise_deterministic)
         kg_tensor x = kg_tensor_contiguous(dx, dts[d], 2, shape), y = kg_tensor_contiguous(dy, dts[d], 2, shape),
                   r = kg_tensor_contiguous(dr, dts[d], 2, shape);
         /* log_softmax by CLUSTER, at 16 blocks a cluster; softmax by the
-           CLUSTER form that keeps the exps; PF; the dtype's default
-           configuration (f32 6, bf16 0; each has no kernel of the other's
-           since session 24: until then the tunings 1 and 7) */
+           CLUSTER form that keeps the exps (configuration 6 forced: f32;
+           until session 35 4, which has no kernels since; bf16: COLS); PF;
+           the dtype's default configuration (f32 6, bf16 0; each has no
+           kernel of the other's since session 24: until then the tunings 1
+           and 7) */
         static const kg_norm_tuning tus[] = {{.cluster = 0},
                                              {.cluster = 0, .csize = 16},
-                                             {.cluster = 5},
+                                             {.cluster = 7},
                                              {.lean = 4, .pf = 1, .grid = 7},
                                              {.lean = 8, .pf = 1, .grid = 7},
                                              {.cluster = 0},
