@@ -169,10 +169,10 @@ end
 -- kernels that no plan takes and no test needs as a twin: configuration 0 of f32 (its default until session 16,
 -- then 4, since session 17 6), 1-3 (the other strip shapes, tunings since 2026-12-02: 512 x (16 + 16) lost past
 -- 16384 rows, runtime/norm.c) and 6 of the 2-byte types (bf16 lost to 0: 27.9 / 41.8% of copy, s17r2); 4 and 5
--- (PH, a tuning until a rule by cluster size is measured, with 4 its bits twin) stayed until session 35.
+-- (PH, a tuning until a rule by cluster size is measured, with 4 its bits twin) stayed until session 34.
 -- Session 25 (H200 s25r1) made 28 the 2-byte default and 29 COLT's f32 default where 13 was: 0 and the f32 13 left
 -- the bundle (their bits equal 28's and 29's, gpu/session_24_tunings_match_their_base_bits passed there).
--- Session 35 (the bundle's size again: 30.1 MiB after session 33's attnb90q modules, issue 11) left out the kernels
+-- Session 34 (the bundle's size again: 30.1 MiB after session 33's attnb90q modules, issue 11) left out the kernels
 -- that only the tuning's force hook (kgi_norm_tuning.cluster: the tests and bench_norm) reaches: 5 (PH; plan_cluster
 -- takes COLT's configurations, 6 or 28, never another without `one`), 4 with it (its bits twin; of the 2-byte types
 -- the same code as 0, which has none since session 25), 17 (alt: colt_cfg skips it) and 16 of the 2-byte softmax

@@ -734,7 +734,7 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     cr_assert_eq(p.ccfg, -1);
     /* a configuration of the tuning: any column that fits 16 of its blocks
        (configuration 3, 2048 rows a block, until session 24, then 4 until
-       session 35: they have no kernels since, gen/norm.lua) */
+       session 34: they have no kernels since, gen/norm.lua) */
     kgi_norm_tuning.cluster = 29; /* 28: 256 x (16 + 16): 1024 rows a block */
     plan_shape(&c, &in, &out, 16384, 4096, &p);
     cr_assert_eq(p.ccfg, 28);
@@ -749,7 +749,7 @@ Test(plan, an_outer_softmax_takes_clusters_on_sm90)
     cr_assert_eq(p.csize, 4);
     cr_assert_eq(p.cchunk, 250);
     /* configurations without kernels for the dtype since session 24 (gen/norm.lua's dts): COLS; bf16: 1-3 and
-       6 (the tunings 2-4 and 7), f32: 0-3; since session 35 4 and 5 (PH) of both (the tunings 5, 6) */
+       6 (the tunings 2-4 and 7), f32: 0-3; since session 34 4 and 5 (PH) of both (the tunings 5, 6) */
     static const int none[2][6] = {{2, 3, 4, 7, 5, 6}, {1, 2, 3, 4, 5, 6}};
     for (int d = 0; d < 2; d++)
         for (int i = 0; i < 6; i++) {
@@ -934,7 +934,7 @@ Test(plan, an_outer_softmax_of_narrow_columns_takes_several_tiles_a_block)
                      "case %zu", i);
     }
     /* forced (a tuning): configuration 17 (128 threads, a tuning alone, never the planner's) has no kernels
-       since session 35 (the bundle's size; gen/norm.lua): COLS, every dtype and op */
+       since session 34 (the bundle's size; gen/norm.lua): COLS, every dtype and op */
     in = fake(IN_AT, KG_F32, 3, KT_SHAPE(262144, 32, 32));
     out = fake(OUT_AT, KG_F32, 3, KT_SHAPE(262144, 32, 32));
     kgi_norm_tuning.cluster = 18;
@@ -979,7 +979,7 @@ Test(plan, the_session_24_tuning_configurations)
     cr_assert_eq(kg_norm_ccfgs[29].rows, kg_norm_ccfgs[13].rows);
     cr_assert_eq(kg_norm_ccfgs[29].lpr, kg_norm_ccfgs[13].lpr);
     /* the kernels, by configuration, op and dtype (0-3 none: 0 the 2-byte default until session 25; 6 f32; 13 the
-       2-byte types, f32 until session 25; since session 35 none of 4, 5 (PH) and 17, nor 16 of the 2-byte softmax,
+       2-byte types, f32 until session 25; since session 34 none of 4, 5 (PH) and 17, nor 16 of the 2-byte softmax,
        which takes 22 there) */
     const kg_dtype dts[] = {KG_F32, KG_F16, KG_BF16};
     for (int d = 0; d < 3; d++)
@@ -1154,7 +1154,7 @@ Test(plan, the_session_26_candidates)
 
 /* CLUSTER PH (the persistent form of two halves, configuration 5 under the
    tuning 6) and configuration 4 (its bits twin, the tuning 5): forced only (the
-   planner takes 6, 28 or COLT's), they have no kernels since session 35 (the
+   planner takes 6, 28 or COLT's), they have no kernels since session 34 (the
    bundle's size, gen/norm.lua): under either tuning the column plans COLS, every
    dtype and op. Their rows stay in kg_norm_ccfgs (a half of 5 holds what a block
    of 4 holds), so that the numbers after them keep their force hooks. */
@@ -2808,7 +2808,7 @@ static void cluster_bits_3001(cluster_bits_check check)
     kg_close(ctx);
 }
 
-/* (CLUSTER PH against configuration 4's bits: both have no kernels since session 35, gen/norm.lua.) */
+/* (CLUSTER PH against configuration 4's bits: both have no kernels since session 34, gen/norm.lua.) */
 
 /* Session 25's defaults from session 24's configurations (H200 s25r1, where they gave the bits of their base: 28
    configuration 0's on inputs of -5..5, 29 13's; those have no kernels since): P2 + VS's 28 (the 2-byte cluster
@@ -3164,7 +3164,7 @@ Test(gpu, cluster_and_prefetching_forms_are_bitwise_deterministic)
                   r = kg_tensor_contiguous(dr, dts[d], 2, shape);
         /* log_softmax by CLUSTER, at 16 blocks a cluster; softmax by the
            CLUSTER form that keeps the exps (configuration 6 forced: f32;
-           until session 35 4, which has no kernels since; bf16: COLS); PF;
+           until session 34 4, which has no kernels since; bf16: COLS); PF;
            the dtype's default configuration (f32 6, bf16 0; each has no
            kernel of the other's since session 24: until then the tunings 1
            and 7) */
