@@ -781,6 +781,25 @@ __device__ __forceinline__ q_block q_block_of(const kg_attnb_params &p, int wgi,
     return {h, b, m0, wr, causal, q, dout, k, v, mbase, ntiles};
 }
 
+/* The rows' base-2 lse (lse2) and delta (dl) that a dq kernel's thread
+   holds: rows r0, r0 + step, ..., of (b, h); rows past Sq get lse2 = +inf
+   (so P = 0) and delta 0: attnb_q_tc (step 8) and attnb_q_f32 (step 16).
+   attnb_q_wg (attention_bwd_sm90q.cuh) reads them the same way inline:
+   through this helper its PTX changed (instruction order), so it keeps its
+   loop. */
+template <int N>
+__device__ __forceinline__ void q_rows_stats(const kg_attnb_params &p, int b, int h, int r0, int step, float (&lse2)[N],
+                                             float (&dl)[N])
+{
+    const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
+#pragma unroll
+    for (int i = 0; i < N; i++) {
+        const int r = r0 + step * i;
+        lse2[i] = r < p.sq ? rows[p.nrows + r] : CUDART_INF_F;
+        dl[i] = r < p.sq ? rows[r] : 0.f;
+    }
+}
+
 /* NW warps of 16 query rows (BM = 16 NW), BN keys per tile. */
 template <typename T, int D, int NW, int BN, int KIND>
 __device__ __forceinline__ void attnb_q_tc(const kg_attnb_params &p)
@@ -801,14 +820,8 @@ __device__ __forceinline__ void attnb_q_tc(const kg_attnb_params &p)
     load_tile<BM, D, P, E, NT>(aO, dout, p.do_ss, m0, p.sq, tid);
     kgd_cp_async_commit();
 
-    const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
     float lse2[2], dl[2];
-#pragma unroll
-    for (int i = 0; i < 2; i++) {
-        const int r = m0 + wr + g + 8 * i;
-        lse2[i] = r < p.sq ? rows[p.nrows + r] : CUDART_INF_F;
-        dl[i] = r < p.sq ? rows[r] : 0.f;
-    }
+    q_rows_stats(p, b, h, m0 + wr + g, 8, lse2, dl);
 
     const int a_row = lane & 15, a_col = (lane >> 4) * 8;
     const int b_row = (lane & 7) + ((lane >> 4) << 3), b_col = ((lane >> 3) & 1) * 8;
@@ -1675,14 +1688,8 @@ template <int D, int BM, int BN, int KIND> __device__ __forceinline__ void attnb
     load_tile<BM, D, P, E, NT>(kgd_smem_addr(sQ), q, p.q_ss, m0, p.sq, tid);
     load_tile<BM, D, P, E, NT>(kgd_smem_addr(sO), dout, p.do_ss, m0, p.sq, tid);
     kgd_cp_async_commit();
-    const float *rows = p.rows + ((int64_t)b * p.hq + h) * p.sq;
     float lse2[TM], dl[TM];
-#pragma unroll
-    for (int i = 0; i < TM; i++) {
-        const int r = m0 + ty + 16 * i;
-        lse2[i] = r < p.sq ? rows[p.nrows + r] : CUDART_INF_F;
-        dl[i] = r < p.sq ? rows[r] : 0.f;
-    }
+    q_rows_stats(p, b, h, m0 + ty, 16, lse2, dl);
 
     float acc[TM][NV][VW];
 #pragma unroll
