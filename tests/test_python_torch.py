@@ -375,6 +375,18 @@ kgen.neg(x, out=y, stream=s2.cuda_stream)  # not the current stream: the DLPack 
 s2.synchronize()
 check(bool((y == -2).all()), "streams", "stream= another stream: kgen waits for the current stream's pending fill")
 
+def capture(stream, fn):
+    """fn() captured in a new CUDA graph on stream: (the graph, the kgen.Error it raised or None)."""
+    g, err = torch.cuda.CUDAGraph(), None
+    try:
+        with torch.cuda.stream(stream), torch.cuda.graph(g, stream=stream):
+            fn()
+    except kgen.Error as e:
+        err = e
+    torch.cuda.current_stream().wait_stream(stream)
+    return g, err
+
+
 # ---- CUDA graphs: a captured call that needs scratch (split decode attention) -----
 # A new stream has no scratch and none can be allocated during capture: the captured call raises kgen.Error;
 # after kgen.reserve_scratch(stream=...) the same capture works and its replay equals an eager call bitwise.
@@ -389,14 +401,7 @@ for reserve in (False, True):
     sg.wait_stream(torch.cuda.current_stream())
     if reserve:
         kgen.reserve_scratch(stream=sg)
-    g = torch.cuda.CUDAGraph()
-    err = None
-    try:
-        with torch.cuda.stream(sg), torch.cuda.graph(g, stream=sg):
-            kgen.attention(qd, kd, vd, out=od)
-    except kgen.Error as e:
-        err = e
-    torch.cuda.current_stream().wait_stream(sg)
+    g, err = capture(sg, lambda: kgen.attention(qd, kd, vd, out=od))
     if not reserve:
         check(err is not None and err.name == "KG_ERR_INVALID_ARGUMENT" and "graph capture" in str(err)
               and "kg_reserve_scratch" in str(err), "graphs",
@@ -423,14 +428,7 @@ sg.wait_stream(torch.cuda.current_stream())
 kgen.reserve_scratch(stream=sg)
 need = None
 for attempt in (0, 1):
-    g = torch.cuda.CUDAGraph()
-    err = None
-    try:
-        with torch.cuda.stream(sg), torch.cuda.graph(g, stream=sg):
-            kgen.attention(qd, kd, vd, out=od)
-    except kgen.Error as e:
-        err = e
-    torch.cuda.current_stream().wait_stream(sg)
+    g, err = capture(sg, lambda: kgen.attention(qd, kd, vd, out=od))
     if attempt == 0:
         m = re.search(r"kg_reserve_scratch\(ctx, (\d+)\)", str(err) if err else "")
         check(err is not None and m is not None and int(m.group(1)) > 4 << 20, "graphs",
