@@ -149,6 +149,10 @@ static const rcase cases[] = {
        tiles on both sides; the input-contiguous outputs over two dims */
     {"column-major (67,9,45) 1 scattered outputs", 3, {67, 9, 45}, 1, {1}, 0, COLMAJOR},
     {"column-major (5,6,40,7) 3 scattered outputs", 4, {5, 6, 40, 7}, 1, {3}, 0, COLMAJOR},
+    /* ... a side of 601 (3 tiles of 248 in vectors, trans_vec: rows off the
+       16-byte grid, the last row's last vector past the input) x 40 (a
+       ragged ko tile), 7 positions */
+    {"column-major (601,7,40) 1 scattered outputs, long rows", 3, {601, 7, 40}, 1, {1}, 0, COLMAJOR},
     /* SLAB columns over two kept dims whose values strides do not chain */
     {"last two swapped (9,7,5,6) 1 slab columns over two dims", 4, {9, 7, 5, 6}, 1, {1}, 0, SWAP_LAST2},
     /* columns over kept dims whose input strides chain but whose results'
@@ -319,6 +323,8 @@ static int fill_launches;
 static int flatw_launches, flatwo_launches;
 /* ... and the launches of SLAB plans, and of TRANS plans */
 static int slab_launches, trans_launches;
+/* ... and of TRANS plans in 16-byte vectors (trans_vec, kernel TRANSV) */
+static int transv_launches;
 /* ... and of COLS plans over two column tiles per unit (COLSQ), and of COLS
    plans with vector stores of the results */
 static int pair_launches, vstore_launches;
@@ -397,6 +403,7 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     flatwo_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group == 32 && plan.occ == 4;
     slab_launches += st == KG_OK && plan.cls == KG_RED_SLAB;
     trans_launches += st == KG_OK && plan.cls == KG_RED_TRANS;
+    transv_launches += st == KG_OK && plan.cls == KG_RED_TRANS && plan.args.vec == 1;
     pair_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.group == 2;
     vstore_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.vstore;
     flat_words_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.vstore;
@@ -1184,6 +1191,18 @@ Test(gpu, scattered_outputs_in_tiles_every_value_op_dtype_and_case)
 {
     kg_red_tuning t = kg_red_force_trans();
     ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 1, &trans_launches, "trans plans");
+}
+
+/* Every value reduction over every dtype and case with TRANS wherever it
+   applies and, over bf16, in 16-byte vectors (trans_vec 1, kernel TRANSV,
+   templates/reduce_transv.cuh: any input-contiguous side; session 36's
+   forced-only candidate), every call twice, bitwise equal, against the
+   reference; index reductions and 8-byte elements keep their plans. */
+Test(gpu, scattered_bf16_outputs_in_vectors_every_value_op_dtype_and_case)
+{
+    kg_red_tuning t = kg_red_force_transv();
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 1, &transv_launches,
+                       "trans plans in vectors");
 }
 
 /* Every value reduction over every dtype and case with two column tiles
