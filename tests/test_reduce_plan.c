@@ -3242,15 +3242,18 @@ Test(plan, scattered_2_byte_outputs_in_vectors_only_under_trans_vec)
     cr_assert_eq(p.args.vec, 0);
     /* more than KG_RED_TRANSV_POS walk positions (forced TRANS): not in vectors */
     kg_red_tuning tv = kg_red_force_transv();
-    kg_tensor m = permuted(KG_BF16, 3, (int64_t[]){300, 40, 17}, (int[]){2, 1, 0}, 0, IN_AT);
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &m, (int[]){2}, 1, 0, &tv, &p), KG_OK);
+    /* (column-major (20,15,40,R) axis 3: ki 20 x 15 chained, ko 40) */
+    kg_tensor m = permuted(KG_BF16, 4, (int64_t[]){20, 15, 40, 17}, (int[]){3, 2, 1, 0}, 0, IN_AT);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &m, (int[]){3}, 1, 0, &tv, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_TRANS);
     cr_assert_eq(p.args.vec, 0);
-    m.shape[2] = 16;
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &m, (int[]){2}, 1, 0, &tv, &p), KG_OK);
+    m.shape[3] = 16;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &m, (int[]){3}, 1, 0, &tv, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_TRANS);
     cr_assert_eq(p.args.vec, 1);
-    cr_assert(check_plan(KG_RED_SUM, &m, 0x4, &tv, why, sizeof why, &cls), "%s", why);
+    cr_assert_eq(p.args.inner, 300);
+    cr_assert_eq(p.args.tiles, 2);
+    cr_assert(check_plan(KG_RED_SUM, &m, 0x8, &tv, why, sizeof why, &cls), "%s", why);
 }
 
 Test(plan, tuning_text_sets_named_fields_and_refuses_the_rest)
