@@ -19,7 +19,13 @@
  * walk positions in flight a lane (TRANS: one 2-byte element a load, a
  * warp 64 bytes). Elements outside the row's TKI are loaded and dropped;
  * a vector reaching outside the input's extent [in + A.chunk, in + A.run]
- * is loaded element by element (within it only). Each element's
+ * is loaded element by element (within it only). The rows' vectors are
+ * aligned at the walk's first position only: a later position's offset
+ * (poff) need not be a multiple of 8 elements (s35r1: bench t2
+ * [17,1973,500,8], walk stride 16,770,500 = 4 mod 8, misaligned address),
+ * so a position's vectors load at the width their address allows (the
+ * same for every lane and row: the offset's): 16, 8 or 4 bytes, or at 2
+ * bytes off 4 element by element (odd walk strides). Each element's
  * accumulator takes the walk positions in increasing order, as TRANS's
  * lane does: the same combination order, so the same bits. The
  * accumulators go through shared memory ([TKO][TKI + 1] of acc_t: the
@@ -110,9 +116,27 @@ template <class Op> __device__ __forceinline__ void kg_red_transv(const kg_red_a
                         for (int r = 0; r < MR; r++)
                             if (on[r]) {
                                 const T *q = vb[r] + off;
-                                if (q >= lo && q + (V - 1) <= hi)
-                                    x[r][j] = *(const VT *)q;
-                                else /* past the input's extent: element by element, within it */
+                                /* q's offset from 16 bytes is the walk offset's (vb[r] is aligned):
+                                   the same for every lane and row of a position */
+                                const unsigned mis = (unsigned)((uintptr_t)q & 15);
+                                if (q >= lo && q + (V - 1) <= hi && !(mis & 3)) {
+                                    if (!mis)
+                                        x[r][j] = *(const VT *)q;
+                                    else if (mis == 8) {
+                                        const kgd_vec<uint32_t, 2> *p = (const kgd_vec<uint32_t, 2> *)q;
+                                        const kgd_vec<uint32_t, 2> a0 = p[0], a1 = p[1];
+                                        x[r][j].v[0] = a0.v[0];
+                                        x[r][j].v[1] = a0.v[1];
+                                        x[r][j].v[2] = a1.v[0];
+                                        x[r][j].v[3] = a1.v[1];
+                                    } else {
+                                        const uint32_t *p = (const uint32_t *)q;
+#pragma unroll
+                                        for (int k = 0; k < 4; k++)
+                                            x[r][j].v[k] = p[k];
+                                    }
+                                } else /* past the input's extent or at 2 bytes off 4: element by
+                                          element, within it */
                                     x[r][j] = kg_red_transv_edge((const uint16_t *)q, (const uint16_t *)lo,
                                                                  (const uint16_t *)hi);
                             }
