@@ -841,6 +841,77 @@ static void simulate_stripes(pcheck *c, const kg_red_args *A, int64_t io, int64_
 }
 
 /* Follows the kernel loops of plan p (reduce.cuh) on the host. */
+/* reduce_transv.cuh's loads, replayed on the host: the width the kernel
+   loads a lane's 8 elements at (q, a byte address) -- 16, 8 or 4 bytes
+   as q's offset from 16 bytes allows, inside the input's extent [lo, hi];
+   2 (element by element, kg_red_transv_edge) past it or at 2 bytes off 4. */
+static int transv_load_width(int64_t q, int64_t lo, int64_t hi)
+{
+    const int64_t mis = q & 15;
+    if (q >= lo && q + 14 <= hi && !(mis & 3))
+        return mis == 0 ? 16 : mis == 8 ? 8 : 4;
+    return 2;
+}
+
+/* s35r1 (misaligned address on the GPU, bench t2 [17,1973,500,8]: walk
+   stride 16,770,500 elements, 8 bytes off 16): every address the kernel's
+   index math produces -- the row's aligned base at the walk's first
+   position, lane l's vector 16 l bytes on, each walk position's offset --
+   for the input at every 2-byte offset from 16 bytes, loaded at a width
+   that divides it; each position's rows (every lane, every row) at one
+   width (warp-uniform branch). Counts per width in transv_widths. */
+static int64_t transv_widths[17];
+static void transv_replay_alignment(pcheck *c, const kg_red_args *A)
+{
+    const int64_t TKI = KG_RED_TRANSV_VECS * 8, TKO = KG_RED_TRANSV_ROWS, NW = KG_RED_THREADS / 32,
+                  M = TKO / NW, nko = A->tile_rows, tko = (nko + TKO - 1) / TKO, per_o = A->tiles * tko;
+    int64_t poff[KG_RED_TRANSV_POS];
+    const int npos = (int)A->red;
+    if (npos > KG_RED_TRANSV_POS)
+        return;
+    wpos w;
+    walk_at(&A->walk, 0, &w);
+    for (int i = 0; i < npos; i++, walk_step(&A->walk, &w))
+        poff[i] = w.off;
+    /* units: all of them up to 1024, else a spread of 1024 (first and last included) */
+    const int64_t nu = A->units <= 1024 ? A->units : 1024;
+    for (int64_t b = 0; b < 16 && !c->bad; b += 2)
+        for (int64_t ui = 0; ui < nu && !c->bad; ui++) {
+            const int64_t u = nu == A->units ? ui : ui * (A->units - 1) / (nu - 1);
+            const int64_t o = u / per_o, rem = u - o * per_o, to = rem / A->tiles, ti = rem - to * A->tiles;
+            int64_t io, oo;
+            outer_of(&A->outer, 0, o, &io, &oo);
+            const int64_t k0 = ti * TKI, nki = A->inner - k0 < TKI ? A->inner - k0 : TKI;
+            const int64_t lo = b + 2 * A->chunk, hi = b + 2 * A->run;
+            for (int i = 0; i < npos; i++) {
+                int wd = 0;
+                for (int64_t wi = 0; wi < NW; wi++)
+                    for (int64_t m = 0; m < M; m++) {
+                        const int64_t ko = to * TKO + wi + m * NW;
+                        const int64_t row = b + 2 * (io + k0 + (ko < nko ? ko : 0) * A->inner_idx),
+                                      a = row & ~(int64_t)15, sh = (row - a) / 2;
+                        for (int64_t l = 0; l < 32; l++) {
+                            if (!(ko < nko && l * 8 - sh < nki))
+                                continue;
+                            const int64_t q = a + 16 * l + 2 * poff[i];
+                            const int width = transv_load_width(q, lo, hi);
+                            transv_widths[width]++;
+                            if (q % width != 0) {
+                                fail(c, "transv load at an address not aligned to its width");
+                                return;
+                            }
+                            if (width > 2 && wd && width != wd) {
+                                fail(c, "transv position's rows at different widths");
+                                return;
+                            }
+                            if (width > 2)
+                                wd = width;
+                        }
+                    }
+            }
+        }
+}
+
 static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
 {
     const kg_red_args *A = &p->args;
@@ -883,6 +954,7 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
             A->red > KG_RED_TRANSV_POS || A->chunk != 0 || A->run < 0 || A->units != A->n_out * A->tiles * tko ||
             (TKI + 7 + 7) / 8 > 32)
             fail(c, "transv geometry out of bounds");
+        transv_replay_alignment(c, A);
         for (int64_t u = 0; u < A->units && !c->bad; u++) {
             const int64_t o = u / (A->tiles * tko), rem = u % (A->tiles * tko), to = rem / A->tiles,
                           ti = rem % A->tiles;
@@ -3254,6 +3326,40 @@ Test(plan, scattered_2_byte_outputs_in_vectors_only_under_trans_vec)
     cr_assert_eq(p.args.inner, 300);
     cr_assert_eq(p.args.tiles, 2);
     cr_assert(check_plan(KG_RED_SUM, &m, 0x8, &tv, why, sizeof why, &cls), "%s", why);
+    /* s35r1 (misaligned address on the GPU): the bench's class cases
+       (KG_RED_TRANS_CASES t0-t6, column-major [a, b, ko, R] axis 3) and #77
+       at tv128, their loads replayed on the host at every 2-byte offset of
+       the input from 16 bytes (transv_replay_alignment; check_plan runs it
+       on every TRANSV plan it checks): walk
+       strides of 0 (t0, t1, t3, #77), 4 (t2, t4, t5: 8-byte loads) and 2
+       (t6: 4-byte loads) elements off 8 */
+    const int64_t tc[7][4] = {{63, 1041, 512, 4}, {31, 2165, 1000, 2}, {17, 1973, 500, 8}, {9, 1821, 512, 16},
+                              {100, 2015, 333, 2}, {255, 500, 105, 10}, {131, 204918, 5, 1}};
+    for (int i = 0; i < 7; i++) {
+        const int nd = i == 6 ? 3 : 4;
+        kg_tensor x = permuted(KG_BF16, nd, tc[i], nd == 4 ? (int[]){3, 2, 1, 0} : (int[]){2, 1, 0}, 0, IN_AT);
+        const int ax = nd - 1;
+        const int64_t walk_stride = tc[i][0] * tc[i][1] * (nd == 4 ? tc[i][2] : 1);
+        memset(transv_widths, 0, sizeof transv_widths);
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &x, &ax, 1, 0, &t, &p), KG_OK);
+        cr_assert_eq(p.cls, KG_RED_TRANS, "t%d", i);
+        cr_assert_eq(p.args.vec, 1, "t%d", i);
+        pcheck c = {.in = &x};
+        transv_replay_alignment(&c, &p.args);
+        cr_assert_eq(c.bad, 0, "t%d: %s", i, c.why);
+        const int wide = walk_stride % 8 == 0 ? 16 : walk_stride % 4 == 0 ? 8 : walk_stride % 2 == 0 ? 4 : 2;
+        cr_assert_gt(transv_widths[wide], 0, "t%d: walk stride %lld, loads of %d bytes", i, (long long)walk_stride,
+                     wide);
+        if (wide == 8)
+            cr_assert_eq(transv_widths[4], 0, "t%d: positions 0 or 8 bytes off 16", i);
+    }
+    memset(transv_widths, 0, sizeof transv_widths);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &e, (int[]){4}, 1, 0, &t, &p), KG_OK);
+    pcheck c = {.in = &e};
+    transv_replay_alignment(&c, &p.args);
+    cr_assert_eq(c.bad, 0, "#77: %s", c.why);
+    cr_assert_gt(transv_widths[16], 0);
+    cr_assert_eq(transv_widths[8] + transv_widths[4], 0, "#77: walk stride 26,848,800, a multiple of 8");
 }
 
 Test(plan, tuning_text_sets_named_fields_and_refuses_the_rest)
