@@ -286,7 +286,8 @@ static rcall make(kg_context *ctx, kg_reduce_op op, const char *name, void *dev,
 
 static const char *const class_names[] = {"rows",   "cols",  "strided32", "strided64", "packed", "nest",  "colsn",
                                           "nestn",  "tile",  "flat",      "colso",     "colsp",  "nesto", "colsno",
-                                          "nestno", "flatw", "slab",      "trans",     "flatwo", "colsq", "runt", "segw"};
+                                          "nestno", "flatw", "slab",      "trans",     "flatwo", "colsq", "runt", "segw",
+                                          "transv"};
 /* " occN" where a plan takes the kernel at N blocks per multiprocessor */
 static const char *occ_str(const kg_red_plan *p) { return p->occ == 4 ? " occ4" : p->occ == 3 ? " occ3" : ""; }
 _Static_assert(sizeof class_names / sizeof class_names[0] == KG_RED_CLASS_COUNT, "a name per class");
@@ -295,6 +296,7 @@ static int plan_class(const kg_red_plan *p)
 {
     return p->cls == KG_RED_FLAT && p->args.group == 32  ? KG_RED_FLATW
            : p->cls == KG_RED_COLS && p->args.group == 2 ? KG_RED_COLSQ
+           : p->cls == KG_RED_TRANS && p->args.vec == 1  ? KG_RED_TRANSV
                                                          : (int)p->cls;
 }
 
@@ -820,6 +822,58 @@ static void class_cases(kg_context *ctx, int sms, double copy, FILE *csv, void *
             }
 }
 
+/* KG_RED_TRANS_CASES (session 36): sweep #77's class beside it, bf16 sums
+   whose outputs lie scattered in the input's order (TRANS): column-major
+   [a, b, ko, R] over the last axis (the input contiguous along a, b chained
+   with it: #77's ki of two dims whose results do not chain; the results
+   contiguous along ko), R 2 to 16, rows of a x b elements off the 16-byte
+   grid, about 2^27 elements each (268 MB, above L2), and [ki, ko, R] of one
+   short ki (131: over trans_vec 128; 100: under it); each checked, timed
+   beside every KG_RED_ALTS tuning (KG_RED_ROUNDS rounds in turn), CSV rows
+   "reduce-class" (and "reduce-alt") for bench/torch_reduce.py's A/B table;
+   labels "t<k> [...]p axes (last)". KG_RED_LIST lists their plans too. (One
+   contiguous ki of 256 or more goes to COLS, not TRANS.) */
+static const struct {
+    int nd;
+    int64_t shape[4];
+} trans_cs[] = {
+    {4, {63, 1041, 512, 4}},  {4, {31, 2165, 1000, 2}}, {4, {17, 1973, 500, 8}}, {4, {9, 1821, 512, 16}},
+    {4, {100, 2015, 333, 2}}, {4, {255, 500, 105, 10}}, {3, {131, 204918, 5}},   {3, {100, 268435, 5}},
+};
+
+static scase trans_case(size_t i, char *label, size_t size)
+{
+    scase q;
+    memset(&q, 0, sizeof q);
+    q.nd = trans_cs[i].nd;
+    q.dt = KG_BF16;
+    q.permuted = 1;
+    for (int d = 0; d < q.nd; d++) {
+        q.perm[d] = q.nd - 1 - d; /* column-major */
+        q.shape[d] = trans_cs[i].shape[d];
+    }
+    q.mask = 1u << (q.nd - 1);
+    sweep_label(&q, (int)i, label, size);
+    label[0] = 't'; /* "t<k> [...]p axes (last)" */
+    return q;
+}
+
+static void trans_cases(kg_context *ctx, int sms, double copy, FILE *csv, void *db, const uint16_t *hb, void *dout,
+                        void *didx)
+{
+    const char *rounds_env = getenv("KG_RED_ROUNDS");
+    const int rounds = rounds_env && atoi(rounds_env) > 1 && atoi(rounds_env) <= 9 ? atoi(rounds_env) : 1;
+    printf("# trans cases (sweep #77's: bf16 outputs scattered in the input's order), %d round(s)\n", rounds);
+    for (int rr = 0; rr < rounds; rr++)
+        for (size_t i = 0; i < sizeof trans_cs / sizeof trans_cs[0]; i++) {
+            char label[128];
+            scase q = trans_case(i, label, sizeof label);
+            rcall c = make_nd(ctx, KG_RED_SUM, label, db, hb, KG_BF16, q.nd, q.shape, q.perm, q.mask, dout, didx);
+            c.sms = sms;
+            run_case(&c, copy, label, csv, "reduce-class", q.perm, -1);
+        }
+}
+
 /* KG_RED_FULL_CASES=1 (or N: the first N): full reductions (and one of three long rows) of
    2^24 to 2^28 elements through the any-axes path, so that each is timed
    beside every KG_RED_ALTS tuning (KG_RED_ROUNDS rounds in turn): the named
@@ -984,6 +1038,30 @@ static int list_sweep(void)
     }
     for (int a = 0; a < n_alts; a++)
         printf("# alt %s plans %d of the %d cases otherwise\n", alts[a].label, changed[a], n);
+    for (size_t i = 0; getenv("KG_RED_TRANS_CASES") && i < sizeof trans_cs / sizeof trans_cs[0]; i++) {
+        char label[128], nest[160];
+        scase q = trans_case(i, label, sizeof label);
+        rcall c = make_nd(ctx, KG_RED_SUM, label, (void *)((uintptr_t)1 << 40), NULL, q.dt, q.nd, q.shape, q.perm,
+                          q.mask, (void *)((uintptr_t)1 << 41), (void *)((uintptr_t)1 << 42));
+        nest_str(&c, nest, sizeof nest);
+        kg_red_plan p0;
+        if (kg_reduce_plan_tuned(ctx, c.op, &c.out, NULL, &c.in, c.axes, c.n_axes, 0, sms, base, &p0) != KG_OK) {
+            printf("%-44s %-5s planning failed: %s\n", label, kg_dtype_name(q.dt), kg_errmsg(ctx));
+            continue;
+        }
+        printf("%-44s %-5s %s vec %d tc %lld tiles %lld grid %u | %s\n", label, kg_dtype_name(q.dt),
+               class_names[plan_class(&p0)], p0.args.vec, (long long)p0.args.tile_rows, (long long)p0.args.tiles,
+               p0.grid, nest);
+        for (int a = 0; a < n_alts; a++) {
+            kg_red_plan p;
+            if (kg_reduce_plan_tuned(ctx, c.op, &c.out, NULL, &c.in, c.axes, c.n_axes, 0, sms, &alts[a].t, &p) ==
+                    KG_OK &&
+                !same_plan(&p, &p0))
+                printf("    alt %-12s %s vec %d tc %lld tiles %lld grid %u\n", alts[a].label,
+                       class_names[plan_class(&p)], p.args.vec, (long long)p.args.tile_rows, (long long)p.args.tiles,
+                       p.grid);
+        }
+    }
     free(all);
     kg_close(ctx);
     return 0;
@@ -1111,6 +1189,8 @@ int main(void)
         kg_free(ctx, dh);
         free(hh);
     }
+    if (getenv("KG_RED_TRANS_CASES"))
+        trans_cases(ctx, sms, copy, csv, db, hb, dout, didx);
     if (getenv("KG_RED_FULL_CASES"))
         full_cases(ctx, sms, copy, csv, df, hf, dp, hp, db, hb, dout, didx);
     if (!getenv("KG_RED_NO_SWEEP"))

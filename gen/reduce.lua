@@ -37,8 +37,15 @@ local M = {}
 -- short dense rows staged a warp at a time, a group of their own
 -- (templates/reduce_runt.cuh; forced-only until measured, so that no other
 -- module changes).
+-- transv: TRANS plans of 2-byte elements read in 16-byte vectors (tuning
+-- trans_vec, templates/reduce_transv.cuh; forced-only until measured), a
+-- group of its own built for bf16 only (`dtypes`: no other module changes,
+-- no empty modules; the bundle's headroom under 30 MiB held one such module,
+-- not two; the other dtypes' table entries are -1, which the planner never
+-- reaches).
 M.classes = { "rows", "cols", "strided32", "strided64", "packed", "nest", "colsn", "nestn", "tile", "flat",
-              "colso", "colsp", "nesto", "colsno", "nestno", "flatw", "slab", "trans", "flatwo", "colsq", "runt", "segw" }
+              "colso", "colsp", "nesto", "colsno", "nestno", "flatw", "slab", "trans", "flatwo", "colsq", "runt", "segw",
+              "transv" }
 -- Modules: one per input dtype and group of classes, each with every op the
 -- dtype takes (red_<dtype> for the first group, red_<dtype>_<group>). The
 -- first call of a class loads only its group's machine code (each group
@@ -54,6 +61,7 @@ M.groups = {
   { name = "flatw", classes = { "flatw", "flatwo" } },
   { name = "slab", classes = { "slab", "trans" } },
   { name = "runt", classes = { "runt", "segw" } },
+  { name = "transv", classes = { "transv" }, dtypes = { bf16 = true } },
 }
 -- build fields (gen/expand.lua): the planner's own file, and the planner's CPU
 -- test program beside tests/test_reduce.c (the GPU parity tests)
@@ -142,6 +150,7 @@ function M.generate(G)
     end
     -- one module per class group, every op in it
     for _, grp in ipairs(M.groups) do
+      if grp.dtypes and not grp.dtypes[dt.name] then goto next_group end
       local mname = "red_" .. dt.name .. (grp.name == "" and "" or "_" .. grp.name)
       local module = G:module(mname)
       local has = {}
@@ -160,6 +169,7 @@ function M.generate(G)
         dtype = dt, functors = functors, classes = grp.classes, has = has, vec = 16 // dt.size,
         cvec = math.min(4, 16 // dt.size),
       }))
+      ::next_group::
     end
   end
 
@@ -171,7 +181,7 @@ function M.generate(G)
       local ks = table_[op.id][dt.index]
       if ks then
         local row = {}
-        for ci = 1, #M.classes do row[ci] = tostring(ks[ci - 1]) end
+        for ci = 1, #M.classes do row[ci] = tostring(ks[ci - 1] or -1) end
         t[#t + 1] = string.format("    [%s][%s] = {%s},\n", op.enum, dt.enum, table.concat(row, ", "))
       end
     end

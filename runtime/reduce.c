@@ -101,6 +101,14 @@ kg_status kg_reduce_launch(kg_context *ctx, kg_reduce_op op, kg_red_plan *plan, 
     /* FLAT with a warp per unit (at 4 blocks per multiprocessor: plan->occ) */
     if (plan->cls == KG_RED_FLAT && A->group == 32)
         k = plan->occ ? KG_RED_FLATWO : KG_RED_FLATW;
+    /* TRANS of bf16 elements in 16-byte vectors (trans_vec; bf16 only: the
+       other dtypes' entries are -1) */
+    if (plan->cls == KG_RED_TRANS && A->vec == 1) {
+        k = KG_RED_TRANSV;
+        if (kg_red_table[op][in->dtype][k] < 0)
+            return kg_fail(ctx, KG_ERR_DTYPE, "%s: no vector TRANS kernel (trans_vec) for %s", kg_red_infos[op].name,
+                           kg_dtype_name(in->dtype));
+    }
     st =
         kg_launch(ctx, kg_red_table[op][in->dtype][k], (dim3){plan->grid, 1, 1}, (dim3){KG_RED_THREADS, 1, 1}, args, 0);
     return st == KG_OK ? kg_ok(ctx) : st;

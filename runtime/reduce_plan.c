@@ -441,6 +441,7 @@ const kg_red_tuning kg_red_tuning_default = {
     .run_tiles_cap_units = KG_RED_RUNT_MIN_BLOCKS,
     .rows_stripes = 1, /* s30r1 (H100): sum 2^28 f32 x1.066, i32 x1.075, prod x1.061; 21 rows geomean 1.043, min 0.992 */
     .cols_strided_occ = 4, /* s34r1 (H100): 27 rows geomean x1.047, #71 x1.087, worst #738 x0.985 */
+    .trans_vec = 0,        /* forced-only (session 36: 128 is the candidate) */
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -470,7 +471,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(cols_runs_kept), F(flatw_kept),
                   F(cols_runs_fold), F(run_tiles), F(run_tiles_vb), F(run_tiles_vb_min), F(run_tiles_units),
                   F(seg_rows), F(run_tiles_cap), F(run_tiles_cap_units), F(rows_stripes),
-                  F(cols_strided_occ)};
+                  F(cols_strided_occ), F(trans_vec)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -2061,6 +2062,36 @@ static void plan_cols_pair(kg_red_plan *plan, int64_t n_out, int64_t sm, const k
     plan_grid(plan, n_out, sm, T);
 }
 
+/* trans_vec (forced-only, session 36): a TRANS plan of bf16 elements (the
+   kernel is built for bf16 only: the bundle's headroom) whose
+   input-contiguous side (ki, A.inner) holds at least trans_vec outputs and
+   whose outputs reduce at most KG_RED_TRANSV_POS walk positions reads that
+   side in aligned 16-byte vectors (kernel TRANSV,
+   templates/reduce_transv.cuh): tiles of TKI = KG_RED_TRANSV_VECS x 8 ki by
+   KG_RED_TRANSV_ROWS ko outputs (A.tiles ki tiles), args.vec 1, args.chunk
+   and args.run the input's lowest and highest element offsets (a vector
+   reaching past them is read element by element). TRANS reads one 2-byte
+   element a load (a warp 64 bytes, 16 loads a lane in flight at 4 blocks a
+   multiprocessor: about 32 KB a multiprocessor, half of it for the last
+   position of a walk of 5); sweep #77 bf16 [33,1695,5,96,5]p axis 4 (ki
+   55935, ko 480, 5 positions 53.7 MB apart) ran at 40% of copy. */
+static void plan_trans_vec(kg_red_plan *plan, const kg_tensor *in, int64_t n_out, int64_t sm, const kg_red_tuning *T)
+{
+    kg_red_args *A = &plan->args;
+    if (!T->trans_vec || plan->cls != KG_RED_TRANS || in->dtype != KG_BF16 || A->inner < T->trans_vec ||
+        A->red > KG_RED_TRANSV_POS || A->splits != 1)
+        return;
+    int64_t lo, hi;
+    input_extent(in, &lo, &hi);
+    const int64_t TKI = KG_RED_TRANSV_VECS * 8, TKO = KG_RED_TRANSV_ROWS;
+    A->vec = 1;
+    A->tiles = cdiv(A->inner, TKI);
+    A->units = smul(smul(A->n_out, A->tiles), cdiv(A->tile_rows, TKO));
+    A->chunk = lo;
+    A->run = hi;
+    plan_grid(plan, n_out, sm, T);
+}
+
 /* cols_vstore: a COLS plan in vectors of a value reduction stores each
    lane's adjacent results as one vector where the values are contiguous
    along the columns and every lane's vector place is aligned to its size
@@ -2219,5 +2250,6 @@ static kg_status plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor *o
     plan_occ_flatw(plan, T);
     plan_cols_pair(plan, n_out, sm, T);
     plan_vstore(plan, info, out, dt, T);
+    plan_trans_vec(plan, in, n_out, sm, T);
     return KG_OK;
 }

@@ -211,6 +211,12 @@ typedef struct kg_red_tuning {
                                (kg_reduce_plan_tuned); 0: off. Default 4 since session 34's H100 round s34r1 (the 27
                                rows it changes geomean x1.047, #71 x1.087, worst #738 x0.985; 3 without the wave
                                rule: #92 x0.910, #42 x0.94) */
+    int trans_vec;          /* TRANS plans of bf16 elements (the kernel is built for bf16 only) whose input-contiguous side holds at least
+                               trans_vec outputs (A.inner), over at most KG_RED_TRANSV_POS walk positions: that side
+                               read in aligned 16-byte vectors, tiles of KG_RED_TRANSV_VECS x 8 by KG_RED_TRANSV_ROWS
+                               outputs (args.vec 1, kernel TRANSV, templates/reduce_transv.cuh; args.chunk and
+                               args.run the input's lowest and highest element offsets); the same bits as TRANS;
+                               0: off. Forced-only (session 36's candidate, 128) until a GPU round measures it */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

@@ -92,6 +92,18 @@ typedef enum kg_red_cols_mode {
    loads a thread issues together */
 #define KG_RED_TRANS_TILE 32
 #define KG_RED_TRANS_UNROLL 4
+/* TRANSV (tuning trans_vec, templates/reduce_transv.cuh): 16-byte vectors a
+   row of a tile covers (a tile's ki side: that many vectors of 2-byte
+   elements, 248), its ko rows, the walk positions of two rows whose loads a
+   lane issues together (3: 6 vectors, 96 bytes a lane; a walk of 5 in two
+   batches, 6 and 4), the most walk positions an output takes (their
+   offsets in shared memory), and the kernel's blocks per multiprocessor (at
+   most 80 registers) */
+#define KG_RED_TRANSV_VECS 31
+#define KG_RED_TRANSV_ROWS 32
+#define KG_RED_TRANSV_UNROLL 3
+#define KG_RED_TRANSV_POS 16
+#define KG_RED_TRANSV_MIN_BLOCKS 3
 
 /* Reduced dims a walk (COLS, NEST) steps through without division. */
 #define KG_RED_WALK_DIMS 4
@@ -140,6 +152,9 @@ typedef enum kg_red_class {
     KG_RED_SEGW,      /* value reductions of elements of 2 to 8 bytes: short dense rows of A.run elements (one kept
                          dim) as one stream, a chunk of A.tile_rows rows a warp staged in shared memory by cp.async,
                          each lane summing rows (templates/reduce_runt.cuh; tuning seg_rows) */
+    KG_RED_TRANSV,    /* kernels only: TRANS plans of bf16 elements with args.vec 1 (tuning trans_vec): the
+                         input-contiguous side of each tile read in aligned 16-byte vectors, KG_RED_TRANSV_VECS
+                         vectors a row (templates/reduce_transv.cuh; module red_bf16_transv only) */
     KG_RED_CLASS_COUNT
 } kg_red_class;
 

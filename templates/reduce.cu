@@ -30,6 +30,9 @@ $(header)/*
 #include "reduce_slab.cuh"
 #include "reduce_trans.cuh"
 @end
+@if has.transv then
+#include "reduce_transv.cuh"
+@end
 @for _, f in ipairs(functors) do
 
 struct $(f.name) {
@@ -116,5 +119,8 @@ extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_RUNT_MIN_BLO
 @end
 @if has.segw then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_RUNT_MIN_BLOCKS) $(f.name)_segw(const kg_red_args A) { kg_red_segw<$(f.name)>(A); }
+@end
+@if has.transv then
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_TRANSV_MIN_BLOCKS) $(f.name)_transv(const kg_red_args A) { if constexpr (!$(f.name)::indexed && sizeof($(f.name)::in_t) == 2) kg_red_transv<$(f.name)>(A); }
 @end
 @end

@@ -29,6 +29,16 @@ static inline kg_red_tuning kg_red_force_trans(void)
     return t;
 }
 
+/* TRANS wherever it applies (kg_red_force_trans) and, over bf16 elements of
+   at most KG_RED_TRANSV_POS walk positions, in 16-byte vectors (trans_vec 1:
+   any input-contiguous side; session 36's candidate is 128). */
+static inline kg_red_tuning kg_red_force_transv(void)
+{
+    kg_red_tuning t = kg_red_force_trans();
+    t.trans_vec = 1;
+    return t;
+}
+
 /* Short reduced runs under contiguous columns in vectors wherever they
    apply (cols_runs_vec, before TILE: tile_vec), and no scalar column runs
    where NEST moves the run in vectors (cols_runs_nest_vec). */

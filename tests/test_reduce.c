@@ -149,6 +149,10 @@ static const rcase cases[] = {
        tiles on both sides; the input-contiguous outputs over two dims */
     {"column-major (67,9,45) 1 scattered outputs", 3, {67, 9, 45}, 1, {1}, 0, COLMAJOR},
     {"column-major (5,6,40,7) 3 scattered outputs", 4, {5, 6, 40, 7}, 1, {3}, 0, COLMAJOR},
+    /* ... a side of 601 (3 tiles of 248 in vectors, trans_vec: rows off the
+       16-byte grid, the last row's last vector past the input) x 40 (a
+       ragged ko tile), 7 positions */
+    {"column-major (601,7,40) 1 scattered outputs, long rows", 3, {601, 7, 40}, 1, {1}, 0, COLMAJOR},
     /* SLAB columns over two kept dims whose values strides do not chain */
     {"last two swapped (9,7,5,6) 1 slab columns over two dims", 4, {9, 7, 5, 6}, 1, {1}, 0, SWAP_LAST2},
     /* columns over kept dims whose input strides chain but whose results'
@@ -305,6 +309,11 @@ static double eps_of_acc(kg_dtype dt) { return dt == KG_F64 ? 0x1p-53 : 0x1p-24;
 /* gpu_tuning: NULL: check_case calls kg_reduce; else it plans with this
    tuning (kg_reduce_plan_tuned) and launches that plan. */
 
+/* Not NULL: check_case also runs every call that launched TRANSV planned
+   with this tuning and requires the same values bit for bit (TRANSV must
+   reproduce TRANS's bits). */
+static const kg_red_tuning *bits_tuning;
+
 /* 1: check_case runs every call twice and requires bitwise equal results. */
 static int run_twice;
 
@@ -319,6 +328,9 @@ static int fill_launches;
 static int flatw_launches, flatwo_launches;
 /* ... and the launches of SLAB plans, and of TRANS plans */
 static int slab_launches, trans_launches;
+/* ... and of TRANS plans in 16-byte vectors (trans_vec, kernel TRANSV);
+   last_transv: 1 where reduce_tuned's last call launched one */
+static int transv_launches, last_transv;
 /* ... and of COLS plans over two column tiles per unit (COLSQ), and of COLS
    plans with vector stores of the results */
 static int pair_launches, vstore_launches;
@@ -397,6 +409,8 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     flatwo_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group == 32 && plan.occ == 4;
     slab_launches += st == KG_OK && plan.cls == KG_RED_SLAB;
     trans_launches += st == KG_OK && plan.cls == KG_RED_TRANS;
+    last_transv = st == KG_OK && plan.cls == KG_RED_TRANS && plan.args.vec == 1;
+    transv_launches += last_transv;
     pair_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.group == 2;
     vstore_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.vstore;
     flat_words_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.vstore;
@@ -550,6 +564,22 @@ static int check_case(kg_reduce_op op, kg_dtype dt, const rcase *c, const layout
         }
         free(got2);
         free(gidx2);
+    }
+    if (bits_tuning && last_transv && dout && n_out > 0) {
+        void *got3 = malloc((size_t)n_out * oes);
+        const kg_red_tuning *keep = gpu_tuning;
+        gpu_tuning = bits_tuning;
+        KT_OK(gpu, kg_memset(gpu, dout, 0xff, (size_t)n_out * oes));
+        KT_OK(gpu, reduce_tuned(op, &out, info->indexed ? &idx : NULL, &in, c->axes, c->n_axes, c->keepdim));
+        KT_OK(gpu, kg_sync(gpu));
+        gpu_tuning = keep;
+        kt_download(gpu, got3, dout, (size_t)n_out * oes);
+        if (memcmp(got, got3, (size_t)n_out * oes)) {
+            bad++;
+            cr_log_error("%s(%s) %s: the values differ from the bits tuning's plan's", info->name, kg_dtype_name(dt),
+                         c->name);
+        }
+        free(got3);
     }
 
     /* the reference, output by output, reduced elements in logical order */
@@ -1184,6 +1214,23 @@ Test(gpu, scattered_outputs_in_tiles_every_value_op_dtype_and_case)
 {
     kg_red_tuning t = kg_red_force_trans();
     ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 1, &trans_launches, "trans plans");
+}
+
+/* Every value reduction over every dtype and case with TRANS wherever it
+   applies and, over bf16, in 16-byte vectors (trans_vec 1, kernel TRANSV,
+   templates/reduce_transv.cuh: any input-contiguous side; session 36's
+   forced-only candidate), every call twice, bitwise equal, against the
+   reference, and bit for bit the values of TRANS's plan (the same
+   accumulation order); index reductions and 8-byte elements keep their
+   plans. */
+Test(gpu, scattered_bf16_outputs_in_vectors_every_value_op_dtype_and_case)
+{
+    kg_red_tuning t = kg_red_force_transv(), tt = kg_red_force_trans();
+    tt.run_tiles = tt.seg_rows = 0; /* as ops_twice_reaching plans t */
+    bits_tuning = &tt;              /* and TRANS's bits, value for value */
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 1, &transv_launches,
+                       "trans plans in vectors");
+    bits_tuning = NULL;
 }
 
 /* Every value reduction over every dtype and case with two column tiles

@@ -841,6 +841,77 @@ static void simulate_stripes(pcheck *c, const kg_red_args *A, int64_t io, int64_
 }
 
 /* Follows the kernel loops of plan p (reduce.cuh) on the host. */
+/* reduce_transv.cuh's loads, replayed on the host: the width the kernel
+   loads a lane's 8 elements at (q, a byte address) -- 16, 8 or 4 bytes
+   as q's offset from 16 bytes allows, inside the input's extent [lo, hi];
+   2 (element by element, kg_red_transv_edge) past it or at 2 bytes off 4. */
+static int transv_load_width(int64_t q, int64_t lo, int64_t hi)
+{
+    const int64_t mis = q & 15;
+    if (q >= lo && q + 14 <= hi && !(mis & 3))
+        return mis == 0 ? 16 : mis == 8 ? 8 : 4;
+    return 2;
+}
+
+/* s35r1 (misaligned address on the GPU, bench t2 [17,1973,500,8]: walk
+   stride 16,770,500 elements, 8 bytes off 16): every address the kernel's
+   index math produces -- the row's aligned base at the walk's first
+   position, lane l's vector 16 l bytes on, each walk position's offset --
+   for the input at every 2-byte offset from 16 bytes, loaded at a width
+   that divides it; each position's rows (every lane, every row) at one
+   width (warp-uniform branch). Counts per width in transv_widths. */
+static int64_t transv_widths[17];
+static void transv_replay_alignment(pcheck *c, const kg_red_args *A)
+{
+    const int64_t TKI = KG_RED_TRANSV_VECS * 8, TKO = KG_RED_TRANSV_ROWS, NW = KG_RED_THREADS / 32,
+                  M = TKO / NW, nko = A->tile_rows, tko = (nko + TKO - 1) / TKO, per_o = A->tiles * tko;
+    int64_t poff[KG_RED_TRANSV_POS];
+    const int npos = (int)A->red;
+    if (npos > KG_RED_TRANSV_POS)
+        return;
+    wpos w;
+    walk_at(&A->walk, 0, &w);
+    for (int i = 0; i < npos; i++, walk_step(&A->walk, &w))
+        poff[i] = w.off;
+    /* units: all of them up to 1024, else a spread of 1024 (first and last included) */
+    const int64_t nu = A->units <= 1024 ? A->units : 1024;
+    for (int64_t b = 0; b < 16 && !c->bad; b += 2)
+        for (int64_t ui = 0; ui < nu && !c->bad; ui++) {
+            const int64_t u = nu == A->units ? ui : ui * (A->units - 1) / (nu - 1);
+            const int64_t o = u / per_o, rem = u - o * per_o, to = rem / A->tiles, ti = rem - to * A->tiles;
+            int64_t io, oo;
+            outer_of(&A->outer, 0, o, &io, &oo);
+            const int64_t k0 = ti * TKI, nki = A->inner - k0 < TKI ? A->inner - k0 : TKI;
+            const int64_t lo = b + 2 * A->chunk, hi = b + 2 * A->run;
+            for (int i = 0; i < npos; i++) {
+                int wd = 0;
+                for (int64_t wi = 0; wi < NW; wi++)
+                    for (int64_t m = 0; m < M; m++) {
+                        const int64_t ko = to * TKO + wi + m * NW;
+                        const int64_t row = b + 2 * (io + k0 + (ko < nko ? ko : 0) * A->inner_idx),
+                                      a = row & ~(int64_t)15, sh = (row - a) / 2;
+                        for (int64_t l = 0; l < 32; l++) {
+                            if (!(ko < nko && l * 8 - sh < nki))
+                                continue;
+                            const int64_t q = a + 16 * l + 2 * poff[i];
+                            const int width = transv_load_width(q, lo, hi);
+                            transv_widths[width]++;
+                            if (q % width != 0) {
+                                fail(c, "transv load at an address not aligned to its width");
+                                return;
+                            }
+                            if (width > 2 && wd && width != wd) {
+                                fail(c, "transv position's rows at different widths");
+                                return;
+                            }
+                            if (width > 2)
+                                wd = width;
+                        }
+                    }
+            }
+        }
+}
+
 static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
 {
     const kg_red_args *A = &p->args;
@@ -861,6 +932,53 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
                 fail(c, "packed rows are not dense");
             for (int64_t r = 0; r < A->red; r++)
                 visit(c, oo, r, o * A->red + r);
+        }
+        return;
+    }
+    if (p->cls == KG_RED_TRANS && A->vec == 1) {
+        /* reduce_transv.cuh (trans_vec): tiles of TKI ki (31 vectors of 8
+           2-byte elements, each row's read as the at most 32 aligned vectors
+           that cover it) x TKO ko outputs of an outer position (ki tiles
+           fastest), every walk position (at most KG_RED_TRANSV_POS) in
+           order; args.chunk / args.run the input's extent */
+        const int64_t TKI = KG_RED_TRANSV_VECS * 8, TKO = KG_RED_TRANSV_ROWS, nko = A->tile_rows,
+                      tko = nko > 0 ? (nko + TKO - 1) / TKO : 0;
+        int chained = A->rdims.n >= 1 && A->rdims.in[0] == 1;
+        int64_t ki = 1;
+        for (int d = 0; d < A->rdims.n; d++) {
+            chained = chained && (d == 0 || A->rdims.in[d] == A->rdims.in[d - 1] * A->rdims.size[d - 1]);
+            ki *= A->rdims.size[d];
+        }
+        if (c->indexed || es != 2 || c->in->dtype != KG_BF16 || !chained || ki != A->inner || nko < 1 || A->tiles * TKI < A->inner ||
+            (A->tiles - 1) * TKI >= A->inner || A->splits != 1 || p->partial_bytes || A->group != 0 ||
+            A->red > KG_RED_TRANSV_POS || A->chunk != 0 || A->run < 0 || A->units != A->n_out * A->tiles * tko ||
+            (TKI + 7 + 7) / 8 > 32)
+            fail(c, "transv geometry out of bounds");
+        transv_replay_alignment(c, A);
+        for (int64_t u = 0; u < A->units && !c->bad; u++) {
+            const int64_t o = u / (A->tiles * tko), rem = u % (A->tiles * tko), to = rem / A->tiles,
+                          ti = rem % A->tiles;
+            int64_t io, oo;
+            outer_of(&A->outer, c->indexed, o, &io, &oo);
+            for (int64_t x = 0; x < TKI; x++)
+                for (int64_t yo = 0; yo < TKO; yo++) {
+                    const int64_t k = ti * TKI + x, ko = to * TKO + yo;
+                    if (k >= A->inner || ko >= nko)
+                        continue;
+                    int64_t kout = 0, r = k;
+                    for (int d = 0; d < A->rdims.n; d++) {
+                        kout += (r % A->rdims.size[d]) * A->rdims.out[d];
+                        r /= A->rdims.size[d];
+                    }
+                    wpos w;
+                    walk_at(&A->walk, 0, &w);
+                    for (int64_t e = 0; e < A->red; e++, walk_step(&A->walk, &w)) {
+                        const int64_t at = io + k + ko * A->inner_idx + w.off;
+                        if (at < A->chunk || at > A->run)
+                            fail(c, "transv element outside the input's extent");
+                        visit(c, oo + kout + ko * A->inner_out, e, at);
+                    }
+                }
         }
         return;
     }
@@ -1820,6 +1938,12 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
                   kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
                   kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
         trans += fcls == KG_RED_TRANS;
+        /* ... and of 2-byte elements in 16-byte vectors (trans_vec) */
+        kg_red_tuning tv_tuning = kg_red_force_transv();
+        const int vok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &tv_tuning, why, sizeof why, &fcls);
+        cr_assert(vok, "case %d (trans_vec): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
+                  kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
+                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
         /* column runs in vectors wherever they apply */
         kg_red_tuning rv_tuning = kg_red_force_runs();
         const int rok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &rv_tuning, why, sizeof why, &fcls);
@@ -2431,7 +2555,7 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
         {3, {2, 9000, 3}}, {2, {1001, 64}}, {4, {3, 1000, 3, 17}}, {6, {3, 5, 2, 7, 3, 11}}, {2, {1, 300000}},
     };
     int plans = 0, by_class[KG_RED_CLASS_COUNT] = {0}, split = 0, runs = 0, deep = 0, tiles = 0, words = 0, occ = 0,
-        cover = 0, fill = 0, flatw = 0, flatwo = 0, slab = 0, trans = 0, pairs = 0, vstores = 0;
+        cover = 0, fill = 0, flatw = 0, flatwo = 0, slab = 0, trans = 0, transv = 0, pairs = 0, vstores = 0;
     uint64_t rng = 99;
     for (size_t i = 0; i < sizeof S / sizeof S[0]; i++) {
         const int nd = S[i].nd;
@@ -2548,6 +2672,13 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                         cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &tt, &tp), KG_OK);
                         trans += tp.cls == KG_RED_TRANS;
                         cr_assert(check_plan(op, &in, mask, &tt, why, sizeof why, &cls), "trans: %s", why);
+                        /* ... and of 2-byte elements in 16-byte vectors (trans_vec) */
+                        kg_red_tuning tv = kg_red_force_transv();
+                        cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &tv, &tp), KG_OK);
+                        transv += tp.cls == KG_RED_TRANS && tp.args.vec == 1;
+                        cr_assert(tp.cls != KG_RED_TRANS || tp.args.vec != 1 || in.dtype == KG_BF16,
+                                  "trans_vec off bf16 elements");
+                        cr_assert(check_plan(op, &in, mask, &tv, why, sizeof why, &cls), "trans_vec: %s", why);
                     }
                     /* tiles over slabs wherever they apply */
                     {
@@ -2587,11 +2718,11 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
     cr_assert_gt(flatw, 0);
     cr_assert_eq(flatwo * 2, flatw, "every flat plan of a warp per unit at 4 blocks per SM under flat_warp_occ");
     cr_assert_gt(slab, 0);
-    cr_assert_gt(trans, 0);
+    cr_assert_gt(trans, 0); /* (transv: the bf16 inputs here are row-major: none; the trans_vec test plans them) */
     cr_assert_gt(pairs, 0);
     cr_assert_gt(vstores, 0);
-    cr_log_info("%d slab plans, %d trans plans, %d plans of two column tiles per unit, %d with vector stores", slab,
-                trans, pairs, vstores);
+    cr_log_info("%d slab plans, %d trans plans (%d in vectors), %d plans of two column tiles per unit, %d with vector "
+                "stores", slab, trans, transv, pairs, vstores);
     cr_log_info("%d plans over covering vectors, %d split column plans under the split fill, %d flat plans of a warp "
                 "per unit",
                 cover, fill, flatw);
@@ -3102,6 +3233,133 @@ Test(plan, slabs_of_2_byte_columns_and_short_scattered_reductions_by_default)
     kg_tensor g = permuted(KG_I32, 5, (int64_t[]){96, 500, 9, 2, 78}, (int[]){4, 0, 2, 1, 3}, 0, IN_AT);
     cr_assert_eq(plan_of(KG_RED_SUM, &g, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_neq(p.cls, KG_RED_TRANS);
+}
+
+/* trans_vec (session 36, forced-only; 0 by default): TRANS plans of 2-byte
+   elements whose input-contiguous side holds at least trans_vec outputs,
+   over at most KG_RED_TRANSV_POS walk positions, read that side in 16-byte
+   vectors (args.vec 1, kernel TRANSV): sweep #77 bf16 [33,1695,5,96,5]p
+   axis 4 (ki 33 x 1695 = 55935 chained, ko 96 x 5 = 480, 5 positions) takes
+   226 ki tiles of 248 x 15 ko tiles of 32; the default plan is unchanged;
+   the same shape in f32 / i32, index reductions, a side under trans_vec and
+   a walk past 16 positions keep TRANS (or their class). */
+Test(plan, scattered_2_byte_outputs_in_vectors_only_under_trans_vec)
+{
+    const int64_t s77[] = {33, 1695, 5, 96, 5};
+    const int p77[] = {4, 2, 3, 1, 0};
+    kg_red_tuning t = kg_red_tuning_default;
+    cr_assert_eq(t.trans_vec, 0, "forced-only: off by default");
+    cr_assert_eq(kg_red_tuning_parse("trans_vec=128", &t), 0);
+    cr_assert_eq(t.trans_vec, 128);
+    kg_red_plan d, p;
+    char why[256];
+    kg_red_class cls;
+    kg_tensor e = permuted(KG_BF16, 5, s77, p77, 0, IN_AT);
+    cr_assert_eq(plan_of(KG_RED_SUM, &e, (int[]){4}, 1, 0, &d), KG_OK);
+    cr_assert_eq(d.cls, KG_RED_TRANS);
+    cr_assert_eq(d.args.vec, 0, "the default plan: TRANS's 32 x 32 tiles");
+    cr_assert_eq(d.args.tiles, 1748);
+    cr_assert_eq(d.grid, 16 * 132);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &e, (int[]){4}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_TRANS);
+    cr_assert_eq(p.args.vec, 1);
+    cr_assert_eq(p.args.inner, 55935);
+    cr_assert_eq(p.args.tile_rows, 480);
+    cr_assert_eq(p.args.inner_idx, 55935);
+    cr_assert_eq(p.args.inner_out, 1);
+    cr_assert_eq(p.args.red, 5);
+    cr_assert_eq(p.args.tiles, 226);
+    cr_assert_eq(p.args.units, 226 * 15);
+    cr_assert_eq(p.args.chunk, 0);
+    cr_assert_eq(p.args.run, (int64_t)33 * 1695 * 5 * 96 * 5 - 1, "the input's highest element");
+    cr_assert_eq(p.grid, 16 * 132, "16 blocks a multiprocessor at most, as TRANS");
+    cr_assert(check_plan(KG_RED_SUM, &e, 0x10, &t, why, sizeof why, &cls), "%s", why);
+    /* mean over a misaligned input: the same plan */
+    kg_tensor h = permuted(KG_BF16, 5, s77, p77, 0, IN_AT + 2);
+    cr_assert_eq(plan_tuned(KG_RED_MEAN, &h, (int[]){4}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.args.vec, 1);
+    cr_assert(check_plan(KG_RED_MEAN, &h, 0x10, &t, why, sizeof why, &cls), "%s", why);
+    /* f16 (no kernel: the bundle's headroom), 4-byte elements, index
+       reductions: not in vectors */
+    h = permuted(KG_F16, 5, s77, p77, 0, IN_AT);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &h, (int[]){4}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_TRANS);
+    cr_assert_eq(p.args.vec, 0);
+    kg_tensor f = permuted(KG_F32, 5, s77, p77, 0, IN_AT);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &f, (int[]){4}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_TRANS);
+    cr_assert_eq(p.args.vec, 0);
+    cr_assert_eq(plan_tuned(KG_RED_ARGMAX, &e, (int[]){4}, 1, 0, &t, &p), KG_OK);
+    cr_assert_neq(p.args.vec == 1 && p.cls == KG_RED_TRANS, 1);
+    /* the side under trans_vec: TRANS as before */
+    t.trans_vec = 55936;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &e, (int[]){4}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.args.vec, 0);
+    cr_assert_eq(p.args.tiles, 1748);
+    /* #3208 [7,24,98,511,16]p axis 0 bf16 (ki 98 x 511 chained, ko 16, 7
+       positions) takes it; #2604 [63,40971,13]p axis 2 (ki 63) does not at 128 */
+    t.trans_vec = 128;
+    kg_tensor g = permuted(KG_BF16, 5, (int64_t[]){7, 24, 98, 511, 16}, (int[]){1, 0, 4, 3, 2}, 0, IN_AT);
+    cr_assert_eq(plan_of(KG_RED_SUM, &g, (int[]){0}, 1, 0, &d), KG_OK);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &g, (int[]){0}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(d.cls, KG_RED_TRANS);
+    cr_assert_eq(p.cls, KG_RED_TRANS);
+    cr_assert_eq(p.args.vec, 1);
+    cr_assert_eq(p.args.inner, 98 * 511);
+    cr_assert_eq(p.args.tile_rows, 16);
+    cr_assert(check_plan(KG_RED_SUM, &g, 0x1, &t, why, sizeof why, &cls), "%s", why);
+    kg_tensor k = permuted(KG_BF16, 3, (int64_t[]){63, 40971, 13}, (int[]){2, 1, 0}, 0, IN_AT);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &k, (int[]){2}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_TRANS);
+    cr_assert_eq(p.args.vec, 0);
+    /* more than KG_RED_TRANSV_POS walk positions (forced TRANS): not in vectors */
+    kg_red_tuning tv = kg_red_force_transv();
+    /* (column-major (20,15,40,R) axis 3: ki 20 x 15 chained, ko 40) */
+    kg_tensor m = permuted(KG_BF16, 4, (int64_t[]){20, 15, 40, 17}, (int[]){3, 2, 1, 0}, 0, IN_AT);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &m, (int[]){3}, 1, 0, &tv, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_TRANS);
+    cr_assert_eq(p.args.vec, 0);
+    m.shape[3] = 16;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &m, (int[]){3}, 1, 0, &tv, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_TRANS);
+    cr_assert_eq(p.args.vec, 1);
+    cr_assert_eq(p.args.inner, 300);
+    cr_assert_eq(p.args.tiles, 2);
+    cr_assert(check_plan(KG_RED_SUM, &m, 0x8, &tv, why, sizeof why, &cls), "%s", why);
+    /* s35r1 (misaligned address on the GPU): the bench's class cases
+       (KG_RED_TRANS_CASES t0-t6, column-major [a, b, ko, R] axis 3) and #77
+       at tv128, their loads replayed on the host at every 2-byte offset of
+       the input from 16 bytes (transv_replay_alignment; check_plan runs it
+       on every TRANSV plan it checks): walk
+       strides of 0 (t0, t1, t3, #77), 4 (t2, t4, t5: 8-byte loads) and 2
+       (t6: 4-byte loads) elements off 8 */
+    const int64_t tc[7][4] = {{63, 1041, 512, 4}, {31, 2165, 1000, 2}, {17, 1973, 500, 8}, {9, 1821, 512, 16},
+                              {100, 2015, 333, 2}, {255, 500, 105, 10}, {131, 204918, 5, 1}};
+    for (int i = 0; i < 7; i++) {
+        const int nd = i == 6 ? 3 : 4;
+        kg_tensor x = permuted(KG_BF16, nd, tc[i], nd == 4 ? (int[]){3, 2, 1, 0} : (int[]){2, 1, 0}, 0, IN_AT);
+        const int ax = nd - 1;
+        const int64_t walk_stride = tc[i][0] * tc[i][1] * (nd == 4 ? tc[i][2] : 1);
+        memset(transv_widths, 0, sizeof transv_widths);
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &x, &ax, 1, 0, &t, &p), KG_OK);
+        cr_assert_eq(p.cls, KG_RED_TRANS, "t%d", i);
+        cr_assert_eq(p.args.vec, 1, "t%d", i);
+        pcheck c = {.in = &x};
+        transv_replay_alignment(&c, &p.args);
+        cr_assert_eq(c.bad, 0, "t%d: %s", i, c.why);
+        const int wide = walk_stride % 8 == 0 ? 16 : walk_stride % 4 == 0 ? 8 : walk_stride % 2 == 0 ? 4 : 2;
+        cr_assert_gt(transv_widths[wide], 0, "t%d: walk stride %lld, loads of %d bytes", i, (long long)walk_stride,
+                     wide);
+        if (wide == 8)
+            cr_assert_eq(transv_widths[4], 0, "t%d: positions 0 or 8 bytes off 16", i);
+    }
+    memset(transv_widths, 0, sizeof transv_widths);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &e, (int[]){4}, 1, 0, &t, &p), KG_OK);
+    pcheck c = {.in = &e};
+    transv_replay_alignment(&c, &p.args);
+    cr_assert_eq(c.bad, 0, "#77: %s", c.why);
+    cr_assert_gt(transv_widths[16], 0);
+    cr_assert_eq(transv_widths[8] + transv_widths[4], 0, "#77: walk stride 26,848,800, a multiple of 8");
 }
 
 Test(plan, tuning_text_sets_named_fields_and_refuses_the_rest)
