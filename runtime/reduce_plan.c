@@ -441,7 +441,7 @@ const kg_red_tuning kg_red_tuning_default = {
     .run_tiles_cap_units = KG_RED_RUNT_MIN_BLOCKS,
     .rows_stripes = 1, /* s30r1 (H100): sum 2^28 f32 x1.066, i32 x1.075, prod x1.061; 21 rows geomean 1.043, min 0.992 */
     .cols_strided_occ = 4, /* s34r1 (H100): 27 rows geomean x1.047, #71 x1.087, worst #738 x0.985 */
-    .trans_vec = 0,        /* forced-only (session 36: 128 is the candidate) */
+    .trans_vec = 128,      /* s35r2 (H100): 9 rows geomean x1.367, min x1.170 (t4), #77 x1.537 (267.5 -> 174.0 us) */
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -2062,12 +2062,14 @@ static void plan_cols_pair(kg_red_plan *plan, int64_t n_out, int64_t sm, const k
     plan_grid(plan, n_out, sm, T);
 }
 
-/* trans_vec (forced-only, session 36): a TRANS plan of bf16 elements (the
-   kernel is built for bf16 only: the bundle's headroom) whose
-   input-contiguous side (ki, A.inner) holds at least trans_vec outputs and
-   whose outputs reduce at most KG_RED_TRANSV_POS walk positions reads that
-   side in aligned 16-byte vectors (kernel TRANSV,
-   templates/reduce_transv.cuh): tiles of TKI = KG_RED_TRANSV_VECS x 8 ki by
+/* trans_vec (default 128 since session 35's H100 round s35r2): a TRANS plan
+   of bf16 elements (the kernel is built for bf16 only: the bundle's
+   headroom) whose input-contiguous side (ki, A.inner) holds at least
+   trans_vec outputs and whose outputs reduce at most KG_RED_TRANSV_POS walk
+   positions reads that side in 16-byte vectors, each row aligned at its
+   first walk position (kernel TRANSV, templates/reduce_transv.cuh; a later
+   position off 16 bytes in 8- or 4-byte loads, or element by element at 2
+   bytes off 4): tiles of TKI = KG_RED_TRANSV_VECS x 8 ki by
    KG_RED_TRANSV_ROWS ko outputs (A.tiles ki tiles), args.vec 1, args.chunk
    and args.run the input's lowest and highest element offsets (a vector
    reaching past them is read element by element). TRANS reads one 2-byte

@@ -213,10 +213,12 @@ typedef struct kg_red_tuning {
                                rule: #92 x0.910, #42 x0.94) */
     int trans_vec;          /* TRANS plans of bf16 elements (the kernel is built for bf16 only) whose input-contiguous side holds at least
                                trans_vec outputs (A.inner), over at most KG_RED_TRANSV_POS walk positions: that side
-                               read in aligned 16-byte vectors, tiles of KG_RED_TRANSV_VECS x 8 by KG_RED_TRANSV_ROWS
-                               outputs (args.vec 1, kernel TRANSV, templates/reduce_transv.cuh; args.chunk and
-                               args.run the input's lowest and highest element offsets); the same bits as TRANS;
-                               0: off. Forced-only (session 36's candidate, 128) until a GPU round measures it */
+                               read in 16-byte vectors (each row aligned at its first walk position), tiles of
+                               KG_RED_TRANSV_VECS x 8 by KG_RED_TRANSV_ROWS outputs (args.vec 1, kernel TRANSV,
+                               templates/reduce_transv.cuh; args.chunk and args.run the input's lowest and highest
+                               element offsets); the same bits as TRANS; 0: off (TRANS's one element a load). Default
+                               128 since session 35's H100 round s35r2 (the 9 rows it changes geomean x1.367, min
+                               x1.170; sweep #77 bf16 267.5 -> 174.0 us, 40.2% -> 61.8% of copy) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

@@ -19,6 +19,10 @@ static inline kg_red_tuning kg_red_force_slab(void)
     return t;
 }
 
+/* TRANS's own kernel (one element a load): trans_vec 0, so that the
+   tests of TRANS keep reaching it over bf16 (the default's trans_vec 128
+   sends bf16 sides of 128 outputs and more to TRANSV) and TRANSV's test
+   has TRANS's bits to compare with. */
 static inline kg_red_tuning kg_red_force_trans(void)
 {
     kg_red_tuning t = kg_red_tuning_default;
@@ -26,12 +30,14 @@ static inline kg_red_tuning kg_red_force_trans(void)
     t.trans_min_units = 0;
     t.trans_min_side = 1;
     t.trans_max_red = 1 << 30;
+    t.trans_vec = 0;
     return t;
 }
 
 /* TRANS wherever it applies (kg_red_force_trans) and, over bf16 elements of
    at most KG_RED_TRANSV_POS walk positions, in 16-byte vectors (trans_vec 1:
-   any input-contiguous side; session 36's candidate is 128). */
+   any input-contiguous side; the default, since session 35's round s35r2,
+   is 128). */
 static inline kg_red_tuning kg_red_force_transv(void)
 {
     kg_red_tuning t = kg_red_force_trans();

@@ -3226,41 +3226,47 @@ Test(plan, slabs_of_2_byte_columns_and_short_scattered_reductions_by_default)
     cr_assert_eq(plan_of(KG_RED_SUM, &e, (int[]){4}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_TRANS);
     cr_assert_eq(p.args.red, 5);
+    cr_assert_eq(p.args.vec, 1, "#77: in 16-byte vectors (trans_vec 128, default since s35r2)");
     kg_tensor f = permuted(KG_I32, 4, (int64_t[]){5, 63, 512, 105}, (int[]){2, 3, 0, 1}, 0, IN_AT);
     cr_assert_eq(plan_of(KG_RED_SUM, &f, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_TRANS);
+    cr_assert_eq(p.args.vec, 0, "#144 i32: TRANS's own kernel (TRANSV is bf16 only)");
     /* #48 [96,500,9,2,78]p (0) i32: 96 elements an output, not TRANS */
     kg_tensor g = permuted(KG_I32, 5, (int64_t[]){96, 500, 9, 2, 78}, (int[]){4, 0, 2, 1, 3}, 0, IN_AT);
     cr_assert_eq(plan_of(KG_RED_SUM, &g, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_neq(p.cls, KG_RED_TRANS);
 }
 
-/* trans_vec (session 36, forced-only; 0 by default): TRANS plans of 2-byte
-   elements whose input-contiguous side holds at least trans_vec outputs,
-   over at most KG_RED_TRANSV_POS walk positions, read that side in 16-byte
-   vectors (args.vec 1, kernel TRANSV): sweep #77 bf16 [33,1695,5,96,5]p
-   axis 4 (ki 33 x 1695 = 55935 chained, ko 96 x 5 = 480, 5 positions) takes
-   226 ki tiles of 248 x 15 ko tiles of 32; the default plan is unchanged;
-   the same shape in f32 / i32, index reductions, a side under trans_vec and
-   a walk past 16 positions keep TRANS (or their class). */
+/* trans_vec (default 128 since session 35's H100 round s35r2: the 9 rows
+   it changed geomean x1.367, min x1.170, sweep #77 x1.537; 0: TRANS's own
+   kernel back): TRANS plans of 2-byte elements whose input-contiguous side
+   holds at least trans_vec outputs, over at most KG_RED_TRANSV_POS walk
+   positions, read that side in 16-byte vectors (args.vec 1, kernel
+   TRANSV): sweep #77 bf16 [33,1695,5,96,5]p axis 4 (ki 33 x 1695 = 55935
+   chained, ko 96 x 5 = 480, 5 positions) takes 226 ki tiles of 248 x 15 ko
+   tiles of 32, by default; under trans_vec 0 TRANS's plan as before; the
+   same shape in f16 / f32 / i32, index reductions, a side under trans_vec
+   and a walk past 16 positions keep TRANS (or their class). */
 Test(plan, scattered_2_byte_outputs_in_vectors_only_under_trans_vec)
 {
     const int64_t s77[] = {33, 1695, 5, 96, 5};
     const int p77[] = {4, 2, 3, 1, 0};
-    kg_red_tuning t = kg_red_tuning_default;
-    cr_assert_eq(t.trans_vec, 0, "forced-only: off by default");
-    cr_assert_eq(kg_red_tuning_parse("trans_vec=128", &t), 0);
-    cr_assert_eq(t.trans_vec, 128);
+    kg_red_tuning t = kg_red_tuning_default, t0 = kg_red_tuning_default;
+    cr_assert_eq(t.trans_vec, 128, "on by default since s35r2");
+    cr_assert_eq(kg_red_tuning_parse("trans_vec=0", &t0), 0, "TRANS's own kernel: a tuning away");
+    cr_assert_eq(t0.trans_vec, 0);
     kg_red_plan d, p;
     char why[256];
     kg_red_class cls;
     kg_tensor e = permuted(KG_BF16, 5, s77, p77, 0, IN_AT);
-    cr_assert_eq(plan_of(KG_RED_SUM, &e, (int[]){4}, 1, 0, &d), KG_OK);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &e, (int[]){4}, 1, 0, &t0, &d), KG_OK);
     cr_assert_eq(d.cls, KG_RED_TRANS);
-    cr_assert_eq(d.args.vec, 0, "the default plan: TRANS's 32 x 32 tiles");
+    cr_assert_eq(d.args.vec, 0, "trans_vec 0: TRANS's 32 x 32 tiles");
     cr_assert_eq(d.args.tiles, 1748);
     cr_assert_eq(d.grid, 16 * 132);
-    cr_assert_eq(plan_tuned(KG_RED_SUM, &e, (int[]){4}, 1, 0, &t, &p), KG_OK);
+    cr_assert_eq(plan_of(KG_RED_SUM, &e, (int[]){4}, 1, 0, &p), KG_OK);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &e, (int[]){4}, 1, 0, &t, &d), KG_OK);
+    cr_assert(memcmp(&p, &d, sizeof p) == 0, "the default plan is trans_vec 128's");
     cr_assert_eq(p.cls, KG_RED_TRANS);
     cr_assert_eq(p.args.vec, 1);
     cr_assert_eq(p.args.inner, 55935);
@@ -3300,18 +3306,24 @@ Test(plan, scattered_2_byte_outputs_in_vectors_only_under_trans_vec)
        positions) takes it; #2604 [63,40971,13]p axis 2 (ki 63) does not at 128 */
     t.trans_vec = 128;
     kg_tensor g = permuted(KG_BF16, 5, (int64_t[]){7, 24, 98, 511, 16}, (int[]){1, 0, 4, 3, 2}, 0, IN_AT);
-    cr_assert_eq(plan_of(KG_RED_SUM, &g, (int[]){0}, 1, 0, &d), KG_OK);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &g, (int[]){0}, 1, 0, &t0, &d), KG_OK);
     cr_assert_eq(plan_tuned(KG_RED_SUM, &g, (int[]){0}, 1, 0, &t, &p), KG_OK);
     cr_assert_eq(d.cls, KG_RED_TRANS);
+    cr_assert_eq(d.args.vec, 0);
     cr_assert_eq(p.cls, KG_RED_TRANS);
     cr_assert_eq(p.args.vec, 1);
     cr_assert_eq(p.args.inner, 98 * 511);
     cr_assert_eq(p.args.tile_rows, 16);
     cr_assert(check_plan(KG_RED_SUM, &g, 0x1, &t, why, sizeof why, &cls), "%s", why);
+    cr_assert_eq(plan_of(KG_RED_SUM, &g, (int[]){0}, 1, 0, &d), KG_OK);
+    cr_assert_eq(d.args.vec, 1, "#3208: in vectors by default");
     kg_tensor k = permuted(KG_BF16, 3, (int64_t[]){63, 40971, 13}, (int[]){2, 1, 0}, 0, IN_AT);
     cr_assert_eq(plan_tuned(KG_RED_SUM, &k, (int[]){2}, 1, 0, &t, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_TRANS);
     cr_assert_eq(p.args.vec, 0);
+    cr_assert_eq(plan_of(KG_RED_SUM, &k, (int[]){2}, 1, 0, &d), KG_OK);
+    cr_assert_eq(d.cls, KG_RED_TRANS);
+    cr_assert_eq(d.args.vec, 0, "#2604 (ki 63): TRANS by default (tv1 lost x0.29 on it in s35r2)");
     /* more than KG_RED_TRANSV_POS walk positions (forced TRANS): not in vectors */
     kg_red_tuning tv = kg_red_force_transv();
     /* (column-major (20,15,40,R) axis 3: ki 20 x 15 chained, ko 40) */
@@ -3360,6 +3372,30 @@ Test(plan, scattered_2_byte_outputs_in_vectors_only_under_trans_vec)
     cr_assert_eq(c.bad, 0, "#77: %s", c.why);
     cr_assert_gt(transv_widths[16], 0);
     cr_assert_eq(transv_widths[8] + transv_widths[4], 0, "#77: walk stride 26,848,800, a multiple of 8");
+    /* the GPU test's default-path cases (test_reduce, transv_default_path):
+       column-major [a, b, ko, R] axis 3, in vectors by default (the plan
+       kg_reduce launches), walk strides 0, 4 and 6 elements off 8 and an
+       odd one (16-, 8-, 4-byte loads; element by element) */
+    const int64_t dc[4][4] = {{33, 31, 544, 5}, {33, 31, 548, 5}, {9, 115, 530, 16}, {33, 31, 547, 3}};
+    for (int i = 0; i < 4; i++) {
+        kg_tensor x = permuted(KG_BF16, 4, dc[i], (int[]){3, 2, 1, 0}, 0, IN_AT);
+        const int64_t walk_stride = dc[i][0] * dc[i][1] * dc[i][2];
+        memset(transv_widths, 0, sizeof transv_widths);
+        cr_assert_eq(plan_of(KG_RED_SUM, &x, (int[]){3}, 1, 0, &p), KG_OK);
+        cr_assert_eq(p.cls, KG_RED_TRANS, "case %d", i);
+        cr_assert_eq(p.args.vec, 1, "case %d: in vectors by default", i);
+        cr_assert_eq(p.args.tiles, 5, "case %d", i);
+        cr_assert(check_plan(KG_RED_SUM, &x, 0x8, NULL, why, sizeof why, &cls), "case %d: %s", i, why);
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &x, (int[]){3}, 1, 0, &t0, &d), KG_OK);
+        cr_assert_eq(d.cls, KG_RED_TRANS, "case %d", i);
+        cr_assert_eq(d.args.vec, 0, "case %d: trans_vec 0: TRANS's own kernel", i);
+        pcheck pc = {.in = &x};
+        transv_replay_alignment(&pc, &p.args);
+        cr_assert_eq(pc.bad, 0, "case %d: %s", i, pc.why);
+        const int wide = walk_stride % 8 == 0 ? 16 : walk_stride % 4 == 0 ? 8 : walk_stride % 2 == 0 ? 4 : 2;
+        cr_assert_gt(transv_widths[wide], 0, "case %d: walk stride %lld, loads of %d bytes", i, (long long)walk_stride,
+                     wide);
+    }
 }
 
 Test(plan, tuning_text_sets_named_fields_and_refuses_the_rest)
