@@ -1216,21 +1216,122 @@ Test(gpu, scattered_outputs_in_tiles_every_value_op_dtype_and_case)
     ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 1, &trans_launches, "trans plans");
 }
 
+static void *strided_p_result(kg_reduce_op op, const kg_tensor *in, const rcase *c, const kg_red_tuning *t,
+                              int64_t n_out, const kg_tensor *shape_of_out);
+
+/* TRANSV on the default path (trans_vec 128 since session 35's H100 round
+   s35r2): bf16 cases kg_reduce plans in vectors, a chained input-contiguous
+   side of 1023 or 1035 outputs (5 tiles of 248, rows off the 16-byte grid)
+   under walk strides 0, 4 and 6 elements off 8 and an odd one (each
+   position's vectors in 16-, 8- or 4-byte loads, or element by element),
+   up to KG_RED_TRANSV_POS (16) positions. */
+static const rcase transv_default_cases[] = {
+    {"column-major (33,31,544,5) 3 default trans_vec, walk stride 0 mod 8", 4, {33, 31, 544, 5}, 1, {3}, 0, COLMAJOR},
+    {"column-major (33,31,548,5) 3 default trans_vec, walk stride 4 mod 8", 4, {33, 31, 548, 5}, 1, {3}, 0, COLMAJOR},
+    {"column-major (9,115,530,16) 3 default trans_vec, walk stride 6 mod 8", 4, {9, 115, 530, 16}, 1, {3}, 0, COLMAJOR},
+    {"column-major (33,31,547,3) 3 default trans_vec, odd walk stride", 4, {33, 31, 547, 3}, 1, {3}, 0, COLMAJOR},
+};
+
+/* Every value op over transv_default_cases through kg_reduce (no tuning):
+   the default plan is TRANSV (kg_reduce_plan: TRANS, args.vec 1) and
+   trans_vec 0's is TRANS's own kernel; the default path's values equal
+   trans_vec 0's bit for bit and the reference, each call twice, bitwise
+   equal (NaNs planted for max and min). */
+static void transv_default_path(void)
+{
+    kg_red_tuning t0 = kg_red_tuning_default;
+    t0.trans_vec = 0; /* TRANS's own kernel, as before s35r2 */
+    const kg_dtype dt = KG_BF16;
+    const size_t ncases = sizeof transv_default_cases / sizeof transv_default_cases[0];
+    uint64_t rng = kt_seed() ^ 0x7472616e7376ull;
+    int sms = 0, total = 0, calls = 0, in_vectors = 0;
+    kg_device_info(gpu, NULL, 0, NULL, NULL, &sms);
+    const kg_red_tuning *keep = gpu_tuning;
+    for (size_t o = 0; o < sizeof value_ops / sizeof value_ops[0]; o++) {
+        const kg_reduce_op op = value_ops[o];
+        const kg_red_info *info = &kg_red_infos[op];
+        if (!(info->dtype_mask & (1u << dt)) || !dtype_wanted(dt))
+            continue;
+        for (size_t i = 0; i < ncases; i++) {
+            if (!kt_take(4)) /* sanitizer mode: a seeded quarter */
+                continue;
+            const rcase *c = &transv_default_cases[i];
+            const layout L = layout_of(c);
+            const size_t es = kg_dtype_size(dt), oes = kg_dtype_size(info->out[dt]);
+            void *h = malloc((size_t)L.alloc * es);
+            fill_input(h, dt, L.alloc, op == KG_RED_PROD ? NEAR_ONE : RANDOM, &rng);
+            if (info->nonempty) /* max, min: NaNs in a few outputs (they propagate) */
+                for (int k = 0; k < 5; k++)
+                    kt_set(h, dt, (int64_t)(kt_next(&rng) % (uint64_t)L.alloc), NAN);
+            void *dev = kt_alloc(gpu, (size_t)L.alloc * es);
+            kt_upload(gpu, dev, h, (size_t)L.alloc * es);
+            kg_tensor in = kg_tensor_contiguous((char *)dev + L.offset * (int64_t)es, dt, c->ndim, c->shape);
+            memcpy(in.strides, L.strides, sizeof in.strides);
+            int64_t os[KG_MAX_DIMS], n_out = 1;
+            const int ond = case_out_shape(c, os);
+            for (int k = 0; k < ond; k++)
+                n_out *= os[k];
+            kg_tensor out = kg_tensor_contiguous((void *)(uintptr_t)256, info->out[dt], ond, os);
+            /* the plans: kg_reduce's (the default tuning) and trans_vec 0's */
+            kg_red_plan pd, p0;
+            cr_assert_eq(kg_reduce_plan(gpu, op, &out, NULL, &in, c->axes, c->n_axes, c->keepdim, sms, &pd), KG_OK,
+                         "%s", kg_errmsg(gpu));
+            cr_assert_eq(kg_reduce_plan_tuned(gpu, op, &out, NULL, &in, c->axes, c->n_axes, c->keepdim, sms, &t0, &p0),
+                         KG_OK, "%s", kg_errmsg(gpu));
+            const int vec = pd.cls == KG_RED_TRANS && pd.args.vec == 1;
+            cr_expect(vec, "%s(%s) %s: the default plan is not TRANSV (class %d vec %d, %d SMs)", info->name,
+                      kg_dtype_name(dt), c->name, (int)pd.cls, (int)pd.args.vec, sms);
+            cr_expect(p0.cls == KG_RED_TRANS && p0.args.vec == 0,
+                      "%s(%s) %s: trans_vec 0 is not TRANS (class %d vec %d)", info->name, kg_dtype_name(dt), c->name,
+                      (int)p0.cls, (int)p0.args.vec);
+            total += !vec || p0.cls != KG_RED_TRANS || p0.args.vec != 0;
+            in_vectors += vec;
+            /* TRANS's bits, value for value */
+            void *rd = strided_p_result(op, &in, c, NULL, n_out, &out); /* the default path */
+            void *r0 = strided_p_result(op, &in, c, &t0, n_out, &out);
+            const int eq = memcmp(rd, r0, (size_t)n_out * oes) == 0;
+            cr_expect(eq, "%s(%s) %s: the default path's values differ from trans_vec 0's (TRANS's) bits", info->name,
+                      kg_dtype_name(dt), c->name);
+            total += !eq;
+            free(rd);
+            free(r0);
+            /* the float64 reference on the default path, each call twice and bitwise equal */
+            gpu_tuning = NULL;
+            run_twice = 1;
+            const int bad = check_case(op, dt, c, &L, h, dev, 1);
+            run_twice = 0;
+            gpu_tuning = keep;
+            cr_expect_eq(bad, 0, "%s(%s) %s: default path: %d wrong results (seed %llu)", info->name, kg_dtype_name(dt),
+                         c->name, bad, (unsigned long long)kt_seed());
+            total += bad;
+            calls++;
+            kg_free(gpu, dev);
+            free(h);
+        }
+    }
+    cr_log_info("default path (trans_vec %d, %d SMs): %d calls, %d planned in vectors", kg_red_tuning_default.trans_vec,
+                sms, calls, in_vectors);
+    cr_assert_eq(total, 0);
+    cr_assert(kt_sanitizer() || in_vectors > 0, "no default call planned TRANSV");
+}
+
 /* Every value reduction over every dtype and case with TRANS wherever it
    applies and, over bf16, in 16-byte vectors (trans_vec 1, kernel TRANSV,
-   templates/reduce_transv.cuh: any input-contiguous side; session 36's
-   forced-only candidate), every call twice, bitwise equal, against the
-   reference, and bit for bit the values of TRANS's plan (the same
-   accumulation order); index reductions and 8-byte elements keep their
-   plans. */
+   templates/reduce_transv.cuh: any input-contiguous side; the default's
+   trans_vec is 128 since session 35's round s35r2), every call twice,
+   bitwise equal, against the reference, and bit for bit the values of
+   TRANS's plan (trans_vec 0: the same accumulation order); index
+   reductions and 8-byte elements keep their plans. Then the default path
+   (transv_default_path). */
 Test(gpu, scattered_bf16_outputs_in_vectors_every_value_op_dtype_and_case)
 {
     kg_red_tuning t = kg_red_force_transv(), tt = kg_red_force_trans();
     tt.run_tiles = tt.seg_rows = 0; /* as ops_twice_reaching plans t */
-    bits_tuning = &tt;              /* and TRANS's bits, value for value */
+    bits_tuning = &tt;              /* and TRANS's bits, value for value (kg_red_force_trans: trans_vec 0) */
     ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 1, &transv_launches,
                        "trans plans in vectors");
     bits_tuning = NULL;
+    transv_default_path();
 }
 
 /* Every value reduction over every dtype and case with two column tiles
