@@ -822,7 +822,7 @@ static void class_cases(kg_context *ctx, int sms, double copy, FILE *csv, void *
             }
 }
 
-/* KG_RED_TRANS_CASES (session 36): sweep #77's class beside it, bf16 sums
+/* KG_RED_TRANS_CASES (session 35): sweep #77's class beside it, bf16 sums
    whose outputs lie scattered in the input's order (TRANS): column-major
    [a, b, ko, R] over the last axis (the input contiguous along a, b chained
    with it: #77's ki of two dims whose results do not chain; the results
@@ -832,7 +832,9 @@ static void class_cases(kg_context *ctx, int sms, double copy, FILE *csv, void *
    beside every KG_RED_ALTS tuning (KG_RED_ROUNDS rounds in turn), CSV rows
    "reduce-class" (and "reduce-alt") for bench/torch_reduce.py's A/B table;
    labels "t<k> [...]p axes (last)". KG_RED_LIST lists their plans too. (One
-   contiguous ki of 256 or more goes to COLS, not TRANS.) */
+   contiguous ki of 256 or more goes to COLS, not TRANS.) t0-t6 plan TRANSV
+   by default since round s35r2 (trans_vec 128); KG_RED_ALTS='tv0:trans_vec=0'
+   times TRANS's own kernel beside it. */
 static const struct {
     int nd;
     int64_t shape[4];
