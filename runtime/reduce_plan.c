@@ -381,6 +381,8 @@ const kg_red_tuning kg_red_tuning_default = {
     .flat_min_pct = 100,
     .flat_min_pct2 = 25,
     .flat_words = 1,
+    .flat_fill = 0,
+    .flat_fill_to = 0,
     .cols_words = 1,
     .nest_words = 1,
     .nest_multi = 4,
@@ -456,7 +458,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(splits), F(cols_runs), F(deep_walk), F(tile), F(tile_max_bytes), F(tile_min_elems), F(tile_min_es),
                   F(cols_wide), F(cols_strided), F(split_waves), F(tile_banks), F(cols_fit), F(flat),
                   F(flat_units_per_sm), F(flat_partials), F(flat_min_elems), F(flat_min_outer), F(flat_min_pct),
-                  F(flat_min_pct2), F(flat_words), F(cols_words), F(nest_words), F(nest_multi), F(nest_multi_lanes), F(nest_g1_items),
+                  F(flat_min_pct2), F(flat_words), F(flat_fill), F(flat_fill_to),
+                  F(cols_words), F(nest_words), F(nest_multi), F(nest_multi_lanes), F(nest_g1_items),
                   F(cols_min_cols), F(rows_multi), F(cols_occ), F(cols_occ_blocks), F(cols_occ_wide), F(nest_occ),
                   F(narrow_occ), F(nest_cover), F(nest_cover_min),
                   F(nest_cover_rows), F(nest_cover_whole),
@@ -892,6 +895,41 @@ static int64_t gcd64(int64_t a, int64_t b)
     return a;
 }
 
+/* flat_fill (FLAT plans that leave multiprocessors idle, forced-only):
+   FLAT's splits are capped by flat_partials / columns (8192 / 128 = 64 for
+   sweep #136 [24,365,15,128] axes (0,1,2) bf16: 64 blocks on 132
+   multiprocessors, ncu s35r2 achieved occupancy 12%, DRAM 36%, 29 us), and
+   only 2-byte plans (flat_min_pct2 25) are taken below one unit a
+   multiprocessor. A plan of fewer units than sm x flat_fill / 100 takes
+   cdiv(sm x flat_fill_to / 100, outer) splits (flat_fill_to 0: flat_fill),
+   within flat_min_elems a split, MAX_SPLITS and the scratch
+   (fit_partials); a plan that would not gain splits keeps its own. The
+   last block folds splits x columns partials, CAP / columns splits a pass
+   (16 for 128 bf16 columns; s34x fp32k: #136 at 256 splits 21.8 -> 27.9
+   us, #115 at 264 125.3 -> 111.2): the aim is one unit a multiprocessor,
+   not more. Returns the splits (chunk set). */
+static int64_t flat_fill_splits(int64_t outer, int64_t red, int64_t s, int64_t min_rows, int64_t cols, size_t entry,
+                                int64_t sm, const kg_red_tuning *T, int64_t *chunk)
+{
+    const int64_t to = T->flat_fill_to > 0 ? T->flat_fill_to : T->flat_fill;
+    if (smul(smul(outer, s), 100) >= smul(sm, T->flat_fill) || outer > KG_RED_MAX_SEMAPHORES)
+        return s;
+    int64_t s2 = cdiv(cdiv(smul(sm, to), 100), outer);
+    if (s2 > red / min_rows)
+        s2 = red / min_rows;
+    if (s2 > MAX_SPLITS)
+        s2 = MAX_SPLITS;
+    if (s2 <= s)
+        return s;
+    int64_t c2 = cdiv(red, s2);
+    s2 = cdiv(red, c2);
+    s2 = fit_partials(outer, cols, red, s2, entry, 1, &c2);
+    if (s2 <= s)
+        return s;
+    *chunk = c2;
+    return s2;
+}
+
 /* FLAT (reduce.cuh, kg_red_flat): value reductions whose one reduced dim
    (after coalescing) lies right outside the contiguous kept dim of at most
    KG_RED_FLAT_COLS columns, elements of 2 to 8 bytes; a unit is one outer
@@ -941,6 +979,11 @@ static int plan_flat(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
     const int64_t pct = es == 2 ? T->flat_min_pct2 : T->flat_min_pct;
     if (smul(smul(outer, s), 100) < smul(sm, pct))
         return 0;
+    /* flat_fill: the class is decided above with the splits as planned;
+       only then a plan of fewer units than flat_fill percent of the
+       multiprocessors takes more splits (never fewer) */
+    if (T->flat_fill > 0 && s > 1)
+        s = flat_fill_splits(outer, red, s, min_rows, cols, entry, sm, T, &chunk);
     plan->cls = KG_RED_FLAT;
     fill_outer_of_run(A, K, nk, outer);
     A->cw = (int32_t)G;

@@ -363,6 +363,9 @@ static int segw_launches;
 static int stripes_launches;
 /* ... and of f16 / bf16 COLS plans in the strided mode in colsp (cols_strided_occ) */
 static int strided_p_launches;
+/* ... and of FLAT plans that flat_fill gave more splits than the same call
+   planned without it */
+static int flat_fill_launches;
 
 /* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
    the tests under other tunings run one op in three of each list they walk
@@ -432,6 +435,14 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     stripes_launches += st == KG_OK && plan.cls == KG_RED_ROWS && plan.args.run == KG_RED_ROWS_STRIPES;
     strided_p_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.vec == KG_RED_CV_STRIDED &&
                           plan.occ == 3 && kg_dtype_size(in->dtype) == 2;
+    if (st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group != 32 && gpu_tuning->flat_fill > 0) {
+        kg_red_tuning off = *gpu_tuning;
+        off.flat_fill = 0;
+        kg_red_plan p0;
+        if (kg_reduce_plan_tuned(gpu, op, out, idx, in, axes, n_axes, keepdim, sms, &off, &p0) == KG_OK &&
+            p0.cls == KG_RED_FLAT && p0.args.splits < plan.args.splits)
+            flat_fill_launches++;
+    }
     runt_split_launches += st == KG_OK && plan.cls == KG_RED_RUNT && plan.args.splits > 1;
     runt_tiled_launches += st == KG_OK && plan.cls == KG_RED_RUNT && plan.args.tiles > 1;
     runt_vb[st == KG_OK && plan.cls == KG_RED_RUNT ? runt_vb_at(plan.args.vec) : 4]++;
@@ -1372,6 +1383,34 @@ Test(gpu, flat_of_2_byte_elements_as_32_bit_words_every_value_op_dtype_and_case)
     ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 2, &flat_words_launches,
                        "flat plans in words");
 }
+
+/* Every value reduction over every dtype and case with FLAT wherever it
+   applies at about one unit a multiprocessor and few partials (units per
+   SM 1, flat_partials 256: the planner's own cap is what flat_fill lifts),
+   then flat_fill (red36's candidate): plans of fewer units than 75% of the
+   multiprocessors take splits up to flat_fill_to percent of them (part 0:
+   100, the candidate; part 1: 800, several passes of the last block's fold
+   of partials), every call twice, bitwise equal, against the reference;
+   some call must have taken more splits than the same call without
+   flat_fill. */
+static void flat_fill_tunings(int part)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.flat_warp = 0;
+    t.flatw_kept = 0;
+    t.flat_units_per_sm = 1;
+    t.flat_partials = 256;
+    t.flat_min_elems = 64;
+    t.flat_min_outer = 0;
+    t.flat_min_pct = 0;
+    t.flat_min_pct2 = 0;
+    t.flat_fill = 75;
+    t.flat_fill_to = part ? 800 : 100;
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, part, &flat_fill_launches,
+                       "flat plans with splits added by flat_fill");
+}
+Test(gpu, flat_filled_to_one_unit_a_multiprocessor_every_value_op_dtype_and_case) { flat_fill_tunings(0); }
+Test(gpu, flat_filled_to_eight_units_a_multiprocessor_every_value_op_dtype_and_case) { flat_fill_tunings(1); }
 
 /* Every reduction over every dtype and case with short reduced runs under
    contiguous columns in 16-byte vectors (cols_runs_vec, templates/

@@ -3841,3 +3841,111 @@ Test(plan, strided_2_byte_columns_take_colsp_where_waves_allow_under_cols_stride
     cr_assert_gt(taken, 0);
     cr_assert_gt(kept, 0);
 }
+
+/* flat_fill (red36, forced-only; default 0): FLAT plans (a block per unit)
+   of fewer units than flat_fill percent of the 132 multiprocessors take
+   more splits, up to flat_fill_to percent of them in units, within
+   flat_min_elems a split; the class and every other choice as planned, and
+   every other plan byte for byte the default's. The sweep's four rows it
+   changes (KG_RED_LIST over the 1200 seeded cases: #136 #331 64 -> 132,
+   #115 97 -> 132, #575 90 -> 132) replayed, plans that already fill the
+   GPU kept (3 and 2 outer positions of 128 bf16 columns at 64 splits: 192
+   and 128 units; 4-byte FLAT takes at least 132 units), the split count
+   capped by flat_min_elems (20000 rows of 128: 78), and the changed plans
+   followed element by element where they are small enough. */
+typedef struct {
+    int nd;
+    int64_t shape[6];
+    unsigned mask;
+    int want0, want; /* bf16 sum: the default's splits and flat_fill's (0: not FLAT or not checked) */
+} ffill_case;
+
+static const ffill_case ffill_cases[] = {
+    {4, {24, 365, 15, 128}, 0x7, 64, 132},   /* #136 */
+    {2, {262144, 128}, 0x1, 64, 132},        /* #331 */
+    {5, {500, 100, 32, 2, 42}, 0x7, 97, 132}, /* #115 */
+    {3, {737461, 13, 7}, 0x1, 90, 132},      /* #575 */
+    {3, {3, 200000, 128}, 0x2, 64, 64},      /* 192 units: fills, kept */
+    {3, {2, 100000, 128}, 0x2, 64, 64},      /* 128 units (97%): kept */
+    {3, {1, 20000, 128}, 0x2, 64, 78},       /* flat_min_elems: at most 78 splits of 256 rows */
+    {2, {5162221, 13}, 0x1, 0, 0},           /* #113's shape */
+    {3, {9, 4097, 33}, 0x2, 0, 0},
+    {2, {4096, 96}, 0x1, 0, 0},
+};
+
+Test(plan, flat_fill_adds_splits_only_to_flat_plans_that_leave_multiprocessors_idle)
+{
+    cr_assert_eq(kg_red_tuning_default.flat_fill, 0, "forced-only");
+    kg_red_tuning t = kg_red_tuning_default;
+    cr_assert_eq(kg_red_tuning_parse("flat_fill=75,flat_fill_to=100", &t), 0);
+    cr_assert_eq(t.flat_fill, 75);
+    cr_assert_eq(t.flat_fill_to, 100);
+    const kg_dtype dts[] = {KG_BF16, KG_F16, KG_F32, KG_I32, KG_F64, KG_I64, KG_U8};
+    int changed = 0, same = 0, followed = 0;
+    for (size_t i = 0; i < sizeof ffill_cases / sizeof ffill_cases[0]; i++) {
+        const ffill_case *c = &ffill_cases[i];
+        int axes[KG_MAX_DIMS], na = 0;
+        int64_t elems = 1;
+        for (int d = 0; d < c->nd; d++) {
+            elems *= c->shape[d];
+            if ((c->mask >> d) & 1u)
+                axes[na++] = d;
+        }
+        for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+            for (int op = 0; op < KG_RED_COUNT; op++) {
+                if (!((kg_red_infos[op].dtype_mask >> dts[d]) & 1u))
+                    continue;
+                kg_tensor in = fake(IN_AT, dts[d], c->nd, c->shape);
+                kg_red_plan p0, p1;
+                cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, na, 0, NULL, &p0), KG_OK);
+                cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, na, 0, &t, &p1), KG_OK);
+                const char *name = kg_red_infos[op].name, *dn = kg_dtype_name(dts[d]);
+                const int flat = p0.cls == KG_RED_FLAT && p0.args.group != 32;
+                const int64_t outer = flat ? p0.args.units / p0.args.splits : 0;
+                if (op == KG_RED_SUM && dts[d] == KG_BF16 && c->want0)
+                    cr_assert(flat && p0.args.splits == c->want0 && p1.args.splits == c->want,
+                              "case %zu: class %d splits %d / %d, want %d / %d", i, p0.cls, p0.args.splits,
+                              p1.args.splits, c->want0, c->want);
+                if (!flat || outer * p0.args.splits * 100 >= 132 * 75 || p1.args.splits == p0.args.splits) {
+                    cr_assert(memcmp(&p0, &p1, sizeof p0) == 0, "case %zu %s(%s): plan changed (class %d units %lld)",
+                              i, name, dn, p0.cls, (long long)p0.args.units);
+                    same++;
+                    continue;
+                }
+                /* the changed plan: FLAT, the same outer positions, more
+                   splits (at most cdiv(132, outer)), chunk and partials to
+                   match, a block per unit; nothing else */
+                changed++;
+                cr_assert_eq(kg_dtype_size(dts[d]), 2, "case %zu %s(%s): only 2-byte FLAT plans are taken this small", i,
+                             name, dn);
+                const int64_t s = p1.args.splits, red = p0.args.red;
+                cr_assert(p1.cls == KG_RED_FLAT && s > p0.args.splits && s <= (132 + outer - 1) / outer &&
+                              p1.args.units == outer * s && p1.grid == (unsigned)(outer * s) &&
+                              p1.args.chunk * (s - 1) < red && p1.args.chunk * s >= red &&
+                              p1.args.chunk * p0.args.inner >= kg_red_tuning_default.flat_min_elems &&
+                              p1.partial_bytes == (size_t)(outer * s * p0.args.inner) * 4,
+                          "case %zu %s(%s): splits %lld chunk %lld units %lld grid %u", i, name, dn, (long long)s,
+                          (long long)p1.args.chunk, (long long)p1.args.units, p1.grid);
+                kg_red_plan q = p1;
+                q.args.splits = p0.args.splits;
+                q.args.chunk = p0.args.chunk;
+                q.args.units = p0.args.units;
+                q.grid = p0.grid;
+                q.partial_bytes = p0.partial_bytes;
+                q.partial_idx_at = p0.partial_idx_at;
+                cr_assert(memcmp(&p0, &q, sizeof p0) == 0, "case %zu %s(%s): a field other than the splits changed", i,
+                          name, dn);
+                if (elems <= 20000000 && (op == KG_RED_SUM || op == KG_RED_MAX)) {
+                    char why[256];
+                    kg_red_class cls;
+                    cr_assert(check_plan((kg_reduce_op)op, &in, c->mask, &t, why, sizeof why, &cls), "case %zu %s(%s): %s",
+                              i, name, dn, why);
+                    followed++;
+                }
+            }
+    }
+    cr_log_info("flat_fill 75 to 100: %d plans changed, %d the default's, %d followed element by element", changed,
+                same, followed);
+    cr_assert_gt(changed, 0);
+    cr_assert_gt(followed, 0);
+}
