@@ -381,8 +381,8 @@ const kg_red_tuning kg_red_tuning_default = {
     .flat_min_pct = 100,
     .flat_min_pct2 = 25,
     .flat_words = 1,
-    .flat_fill = 0,
-    .flat_fill_to = 0,
+    .flat_fill = 75,       /* s35r3 (H100): 4 rows geomean x1.131, min x1.028 (#136), #331 x1.199, #115 x1.108 */
+    .flat_fill_to = 100,
     .cols_words = 1,
     .nest_words = 1,
     .nest_multi = 4,
@@ -895,7 +895,8 @@ static int64_t gcd64(int64_t a, int64_t b)
     return a;
 }
 
-/* flat_fill (FLAT plans that leave multiprocessors idle, forced-only):
+/* flat_fill (FLAT plans that leave multiprocessors idle; default 75 with
+   flat_fill_to 100 since session 35's H100 round s35r3):
    FLAT's splits are capped by flat_partials / columns (8192 / 128 = 64 for
    sweep #136 [24,365,15,128] axes (0,1,2) bf16: 64 blocks on 132
    multiprocessors, ncu s35r2 achieved occupancy 12%, DRAM 36%, 29 us), and
@@ -907,7 +908,13 @@ static int64_t gcd64(int64_t a, int64_t b)
    last block folds splits x columns partials, CAP / columns splits a pass
    (16 for 128 bf16 columns; s34x fp32k: #136 at 256 splits 21.8 -> 27.9
    us, #115 at 264 125.3 -> 111.2): the aim is one unit a multiprocessor,
-   not more. Returns the splits (chunk set). */
+   not more. s35r3 (same process, best of 5): 132 splits for #331
+   [262144,128] (0) 48.2 -> 40.2 us (x1.20), #575 [737461,13,7] (0) 90.7 ->
+   75.6 (x1.20), #115 125.8 -> 113.5 (x1.11), #136 22.3 -> 21.7 (x1.03:
+   five more fold passes cost about what the idle multiprocessors did);
+   264 splits (flat_fill_to 200) lost on #136 (x0.77), and 100 (filling
+   #411's 130 and #830's 128 units) was level there. Returns the splits
+   (chunk set). */
 static int64_t flat_fill_splits(int64_t outer, int64_t red, int64_t s, int64_t min_rows, int64_t cols, size_t entry,
                                 int64_t sm, const kg_red_tuning *T, int64_t *chunk)
 {

@@ -73,8 +73,8 @@ typedef struct kg_red_tuning {
     int flat_fill;         /* FLAT plans of fewer units than flat_fill percent of the multiprocessors (only
                               2-byte plans, flat_min_pct2 25, are taken under 100): more splits, up to
                               flat_fill_to percent of them in units, past flat_partials; the class and every
-                              other field as planned; 0: off. Forced-only (session 35's candidate red36, 75 with
-                              flat_fill_to 100) until a GPU round measures it */
+                              other field as planned; 0: off. Default 75 (with flat_fill_to 100) since session
+                              35's H100 round s35r3: 4 rows geomean x1.131, #331 x1.20, #136 x1.03 */
     int flat_fill_to;      /* (with flat_fill) the units aimed at, percent of the multiprocessors; 0: flat_fill */
     int cols_words;        /* COLS of 2-byte elements in 16-byte vectors: mode KG_RED_CV_WIDE32 (the loads kept as
                               32-bit words until the batch is in flight) instead of KG_RED_CV_WIDE, and

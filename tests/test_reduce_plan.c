@@ -403,7 +403,12 @@ Test(plan, columns_when_the_kept_inner_dim_is_contiguous)
     kg_tensor hb = fake(IN_AT, KG_BF16, 2, (int64_t[]){131400, 128});
     cr_assert_eq(plan_of(KG_RED_SUM, &hb, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_FLAT);
-    cr_assert_eq(p.args.units, 64);
+    cr_assert_eq(p.args.units, 132, "64 splits (flat_partials / 128 columns) filled to one unit a multiprocessor");
+    kg_red_tuning no_ff = kg_red_tuning_default;
+    no_ff.flat_fill = 0;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &hb, (int[]){0}, 1, 0, &no_ff, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_FLAT);
+    cr_assert_eq(p.args.units, 64, "flat_fill 0: flat_partials / 128 columns");
     hb.dtype = KG_F32;
     cr_assert_eq(plan_of(KG_RED_SUM, &hb, (int[]){0}, 1, 0, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_COLS, "64 units of f32");
@@ -3842,11 +3847,13 @@ Test(plan, strided_2_byte_columns_take_colsp_where_waves_allow_under_cols_stride
     cr_assert_gt(kept, 0);
 }
 
-/* flat_fill (red36, forced-only; default 0): FLAT plans (a block per unit)
+/* flat_fill (default 75 with flat_fill_to 100 since session 35's H100
+   round s35r3; 0 gives the plans of before): FLAT plans (a block per unit)
    of fewer units than flat_fill percent of the 132 multiprocessors take
    more splits, up to flat_fill_to percent of them in units, within
    flat_min_elems a split; the class and every other choice as planned, and
-   every other plan byte for byte the default's. The sweep's four rows it
+   every other plan byte for byte flat_fill 0's, and the default plan (no
+   tuning) byte for byte flat_fill 75's. The sweep's four rows it
    changes (KG_RED_LIST over the 1200 seeded cases: #136 #331 64 -> 132,
    #115 97 -> 132, #575 90 -> 132) replayed, plans that already fill the
    GPU kept (3 and 2 outer positions of 128 bf16 columns at 64 splits: 192
@@ -3857,7 +3864,7 @@ typedef struct {
     int nd;
     int64_t shape[6];
     unsigned mask;
-    int want0, want; /* bf16 sum: the default's splits and flat_fill's (0: not FLAT or not checked) */
+    int want0, want; /* bf16 sum: flat_fill 0's splits and 75's (0: not FLAT or not checked) */
 } ffill_case;
 
 static const ffill_case ffill_cases[] = {
@@ -3868,6 +3875,9 @@ static const ffill_case ffill_cases[] = {
     {3, {3, 200000, 128}, 0x2, 64, 64},      /* 192 units: fills, kept */
     {3, {2, 100000, 128}, 0x2, 64, 64},      /* 128 units (97%): kept */
     {3, {1, 20000, 128}, 0x2, 64, 78},       /* flat_min_elems: at most 78 splits of 256 rows */
+    {2, {34000, 128}, 0x1, 64, 132},         /* test_reduce's default-path cases */
+    {3, {3, 12000, 128}, 0x3, 64, 132},
+    {3, {48000, 13, 7}, 0x1, 90, 132},
     {2, {5162221, 13}, 0x1, 0, 0},           /* #113's shape */
     {3, {9, 4097, 33}, 0x2, 0, 0},
     {2, {4096, 96}, 0x1, 0, 0},
@@ -3875,7 +3885,10 @@ static const ffill_case ffill_cases[] = {
 
 Test(plan, flat_fill_adds_splits_only_to_flat_plans_that_leave_multiprocessors_idle)
 {
-    cr_assert_eq(kg_red_tuning_default.flat_fill, 0, "forced-only");
+    cr_assert_eq(kg_red_tuning_default.flat_fill, 75, "the default since s35r3");
+    cr_assert_eq(kg_red_tuning_default.flat_fill_to, 100, "the default since s35r3");
+    kg_red_tuning t0 = kg_red_tuning_default;
+    t0.flat_fill = 0;
     kg_red_tuning t = kg_red_tuning_default;
     cr_assert_eq(kg_red_tuning_parse("flat_fill=75,flat_fill_to=100", &t), 0);
     cr_assert_eq(t.flat_fill, 75);
@@ -3896,10 +3909,13 @@ Test(plan, flat_fill_adds_splits_only_to_flat_plans_that_leave_multiprocessors_i
                 if (!((kg_red_infos[op].dtype_mask >> dts[d]) & 1u))
                     continue;
                 kg_tensor in = fake(IN_AT, dts[d], c->nd, c->shape);
-                kg_red_plan p0, p1;
-                cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, na, 0, NULL, &p0), KG_OK);
+                kg_red_plan p0, p1, pd;
+                cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, na, 0, &t0, &p0), KG_OK);
                 cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, na, 0, &t, &p1), KG_OK);
+                cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, na, 0, NULL, &pd), KG_OK);
                 const char *name = kg_red_infos[op].name, *dn = kg_dtype_name(dts[d]);
+                cr_assert(memcmp(&pd, &p1, sizeof pd) == 0, "case %zu %s(%s): the default plan is not flat_fill 75's",
+                          i, name, dn);
                 const int flat = p0.cls == KG_RED_FLAT && p0.args.group != 32;
                 const int64_t outer = flat ? p0.args.units / p0.args.splits : 0;
                 if (op == KG_RED_SUM && dts[d] == KG_BF16 && c->want0)
@@ -3944,7 +3960,7 @@ Test(plan, flat_fill_adds_splits_only_to_flat_plans_that_leave_multiprocessors_i
                 }
             }
     }
-    cr_log_info("flat_fill 75 to 100: %d plans changed, %d the default's, %d followed element by element", changed,
+    cr_log_info("flat_fill 75 to 100: %d plans changed, %d flat_fill 0's, %d followed element by element", changed,
                 same, followed);
     cr_assert_gt(changed, 0);
     cr_assert_gt(followed, 0);
