@@ -1387,12 +1387,12 @@ Test(gpu, flat_of_2_byte_elements_as_32_bit_words_every_value_op_dtype_and_case)
 /* Every value reduction over every dtype and case with FLAT wherever it
    applies at about one unit a multiprocessor and few partials (units per
    SM 1, flat_partials 256: the planner's own cap is what flat_fill lifts),
-   then flat_fill (red36's candidate): plans of fewer units than 75% of the
+   then flat_fill (the default's 75 since s35r3): plans of fewer units than 75% of the
    multiprocessors take splits up to flat_fill_to percent of them (part 0:
    100, the candidate; part 1: 800, several passes of the last block's fold
    of partials), every call twice, bitwise equal, against the reference;
    some call must have taken more splits than the same call without
-   flat_fill. */
+   flat_fill. Part 0 then takes the default path (flat_fill_default_path). */
 static void flat_fill_tunings(int part)
 {
     kg_red_tuning t = kg_red_tuning_default;
@@ -1409,7 +1409,94 @@ static void flat_fill_tunings(int part)
     ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, part, &flat_fill_launches,
                        "flat plans with splits added by flat_fill");
 }
-Test(gpu, flat_filled_to_one_unit_a_multiprocessor_every_value_op_dtype_and_case) { flat_fill_tunings(0); }
+/* flat_fill on the default path (75 with flat_fill_to 100 since session
+   35's H100 round s35r3): f16 / bf16 cases whose FLAT plan is capped by
+   flat_partials / columns below 75% of the multiprocessors (64 splits of
+   128 columns, 90 of 91) and that kg_reduce plans with the splits filled
+   (132 on an H100; test_reduce_plan replays them). */
+static const rcase flat_fill_default_cases[] = {
+    {"(34000,128) 0 default flat_fill, 128 columns", 2, {34000, 128}, 1, {0}, 0, DENSE},
+    {"(3,12000,128) 0,1 default flat_fill, coalesced rows", 3, {3, 12000, 128}, 2, {0, 1}, 0, DENSE},
+    {"(48000,13,7) 0 default flat_fill, 91 columns", 3, {48000, 13, 7}, 1, {0}, 0, DENSE},
+};
+
+/* Every value op over flat_fill_default_cases in f16 and bf16 through
+   kg_reduce (no tuning): the default plan is FLAT with more splits than
+   flat_fill 0's, and its values match the reference, each call twice,
+   bitwise equal (NaNs planted for max and min). */
+static void flat_fill_default_path(void)
+{
+    kg_red_tuning t0 = kg_red_tuning_default;
+    t0.flat_fill = 0; /* the plans of before s35r3 */
+    const kg_dtype dts[] = {KG_BF16, KG_F16};
+    const size_t ncases = sizeof flat_fill_default_cases / sizeof flat_fill_default_cases[0];
+    uint64_t rng = kt_seed() ^ 0x666c617466696c6cull;
+    int sms = 0, total = 0, calls = 0, filled = 0;
+    kg_device_info(gpu, NULL, 0, NULL, NULL, &sms);
+    const kg_red_tuning *keep = gpu_tuning;
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+        for (size_t o = 0; o < sizeof value_ops / sizeof value_ops[0]; o++) {
+            const kg_dtype dt = dts[d];
+            const kg_reduce_op op = value_ops[o];
+            const kg_red_info *info = &kg_red_infos[op];
+            if (!(info->dtype_mask & (1u << dt)) || !dtype_wanted(dt))
+                continue;
+            for (size_t i = 0; i < ncases; i++) {
+                if (!kt_take(4)) /* sanitizer mode: a seeded quarter */
+                    continue;
+                const rcase *c = &flat_fill_default_cases[i];
+                const layout L = layout_of(c);
+                const size_t es = kg_dtype_size(dt);
+                void *h = malloc((size_t)L.alloc * es);
+                fill_input(h, dt, L.alloc, op == KG_RED_PROD ? NEAR_ONE : RANDOM, &rng);
+                if (info->nonempty) /* max, min: NaNs in a few outputs (they propagate) */
+                    for (int k = 0; k < 5; k++)
+                        kt_set(h, dt, (int64_t)(kt_next(&rng) % (uint64_t)L.alloc), NAN);
+                void *dev = kt_alloc(gpu, (size_t)L.alloc * es);
+                kt_upload(gpu, dev, h, (size_t)L.alloc * es);
+                kg_tensor in = kg_tensor_contiguous((char *)dev + L.offset * (int64_t)es, dt, c->ndim, c->shape);
+                memcpy(in.strides, L.strides, sizeof in.strides);
+                int64_t os[KG_MAX_DIMS];
+                const int ond = case_out_shape(c, os);
+                kg_tensor out = kg_tensor_contiguous((void *)(uintptr_t)256, info->out[dt], ond, os);
+                /* the plans: kg_reduce's (the default tuning) and flat_fill 0's */
+                kg_red_plan pd, p0;
+                cr_assert_eq(kg_reduce_plan(gpu, op, &out, NULL, &in, c->axes, c->n_axes, c->keepdim, sms, &pd), KG_OK,
+                             "%s", kg_errmsg(gpu));
+                cr_assert_eq(kg_reduce_plan_tuned(gpu, op, &out, NULL, &in, c->axes, c->n_axes, c->keepdim, sms, &t0,
+                                                  &p0),
+                             KG_OK, "%s", kg_errmsg(gpu));
+                const int more = pd.cls == KG_RED_FLAT && pd.args.group != 32 && p0.cls == KG_RED_FLAT &&
+                                 pd.args.splits > p0.args.splits;
+                cr_expect(more, "%s(%s) %s: the default plan did not fill (class %d / %d, splits %d / %d, %d SMs)",
+                          info->name, kg_dtype_name(dt), c->name, (int)pd.cls, (int)p0.cls, (int)pd.args.splits,
+                          (int)p0.args.splits, sms);
+                filled += more;
+                /* the float64 reference on the default path, each call twice and bitwise equal */
+                gpu_tuning = NULL;
+                run_twice = 1;
+                const int bad = check_case(op, dt, c, &L, h, dev, 1);
+                run_twice = 0;
+                gpu_tuning = keep;
+                cr_expect_eq(bad, 0, "%s(%s) %s: default path: %d wrong results (seed %llu)", info->name,
+                             kg_dtype_name(dt), c->name, bad, (unsigned long long)kt_seed());
+                total += bad;
+                calls++;
+                kg_free(gpu, dev);
+                free(h);
+            }
+        }
+    cr_log_info("default path (flat_fill %d to %d, %d SMs): %d calls, %d with filled splits",
+                kg_red_tuning_default.flat_fill, kg_red_tuning_default.flat_fill_to, sms, calls, filled);
+    cr_assert_eq(total, 0);
+    cr_assert(kt_sanitizer() || sms < 100 || filled > 0, "no default call planned filled splits");
+}
+
+Test(gpu, flat_filled_to_one_unit_a_multiprocessor_every_value_op_dtype_and_case)
+{
+    flat_fill_tunings(0);
+    flat_fill_default_path();
+}
 Test(gpu, flat_filled_to_eight_units_a_multiprocessor_every_value_op_dtype_and_case) { flat_fill_tunings(1); }
 
 /* Every reduction over every dtype and case with short reduced runs under
