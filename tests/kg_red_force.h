@@ -31,17 +31,20 @@ static inline kg_red_tuning kg_red_force_trans(void)
     t.trans_min_side = 1;
     t.trans_max_red = 1 << 30;
     t.trans_vec = 0;
+    t.trans_vec_f16 = 0;
     return t;
 }
 
-/* TRANS wherever it applies (kg_red_force_trans) and, over bf16 elements of
-   at most KG_RED_TRANSV_POS walk positions, in 16-byte vectors (trans_vec 1:
-   any input-contiguous side; the default, since session 35's round s35r2,
-   is 128). */
+/* TRANS wherever it applies (kg_red_force_trans) and, over bf16 and f16
+   elements of at most KG_RED_TRANSV_POS walk positions, in 16-byte vectors
+   (trans_vec 1 and trans_vec_f16 1: any input-contiguous side; the
+   defaults, since session 35's round s35r2, are 128 for bf16 and 0 for
+   f16, whose candidate 128 is forced-only until measured). */
 static inline kg_red_tuning kg_red_force_transv(void)
 {
     kg_red_tuning t = kg_red_force_trans();
     t.trans_vec = 1;
+    t.trans_vec_f16 = 1;
     return t;
 }
 
