@@ -838,7 +838,7 @@ static void class_cases(kg_context *ctx, int sms, double copy, FILE *csv, void *
    contiguous ki of 256 or more goes to COLS, not TRANS.) t0-t6 plan TRANSV
    by default since round s35r2 (trans_vec 128); KG_RED_ALTS='tv0:trans_vec=0'
    times TRANS's own kernel beside it. KG_RED_TRANS_CASES=f16 (session 35's
-   tv16): the same cases in f16 (their own 2^27-element buffer; TRANS by
+   tv16): the same cases in f16 (their own buffer of the largest view extent; TRANS by
    default, trans_vec_f16 0: KG_RED_ALTS='tvh128:trans_vec_f16=128' times the
    vector kernel beside it); =both: bf16 then f16. */
 static const struct {
@@ -876,8 +876,36 @@ static scase trans_case(size_t i, kg_dtype dt, char *label, size_t size)
     return q;
 }
 
+/* The elements a view reaches: its highest element offset + 1 (0 where
+   empty); a trans case's input buffer must hold that many of its dtype. */
+static int64_t view_extent(const kg_tensor *t)
+{
+    int64_t hi = 0;
+    for (int d = 0; d < t->ndim; d++) {
+        if (t->shape[d] == 0)
+            return 0;
+        hi += (t->shape[d] - 1) * (t->strides[d] < 0 ? -t->strides[d] : t->strides[d]);
+    }
+    return hi + 1;
+}
+
+/* The largest view extent over the trans cases (their views are dense
+   permutations, so each is its numel: t0 134,313,984, over 2^27). */
+static int64_t trans_max_extent(void)
+{
+    int64_t m = 0;
+    for (size_t i = 0; i < sizeof trans_cs / sizeof trans_cs[0]; i++) {
+        char label[128];
+        scase q = trans_case(i, KG_F16, label, sizeof label);
+        rcall c = make_nd(NULL, KG_RED_SUM, label, NULL, NULL, q.dt, q.nd, q.shape, q.perm, q.mask, NULL, NULL);
+        const int64_t e = view_extent(&c.in);
+        m = e > m ? e : m;
+    }
+    return m;
+}
+
 static void trans_cases(kg_context *ctx, int sms, double copy, FILE *csv, void *db, const uint16_t *hb, void *dh,
-                        const uint16_t *hh, void *dout, void *didx)
+                        const uint16_t *hh, int64_t nh, void *dout, void *didx)
 {
     const char *rounds_env = getenv("KG_RED_ROUNDS");
     const int rounds = rounds_env && atoi(rounds_env) > 1 && atoi(rounds_env) <= 9 ? atoi(rounds_env) : 1;
@@ -892,6 +920,12 @@ static void trans_cases(kg_context *ctx, int sms, double copy, FILE *csv, void *
                 scase q = trans_case(i, dt, label, sizeof label);
                 rcall c = make_nd(ctx, KG_RED_SUM, label, d ? dh : db, d ? (const void *)hh : (const void *)hb, dt,
                                   q.nd, q.shape, q.perm, q.mask, dout, didx);
+                const int64_t cap = d ? nh : N28, ext = view_extent(&c.in);
+                if (ext > cap) { /* the view must fit its buffer (elements of dt) */
+                    fprintf(stderr, "bench_reduce: trans case %s %s reaches %lld elements, its buffer holds %lld\n",
+                            label, kg_dtype_name(dt), (long long)ext, (long long)cap);
+                    exit(1);
+                }
                 c.sms = sms;
                 run_case(&c, copy, label, csv, "reduce-class", q.perm, -1);
             }
@@ -1217,10 +1251,11 @@ int main(void)
         free(hh);
     }
     if (trans_dtypes()) {
-        /* f16 inputs for the trans cases (2^27 elements: t7 takes
-           134,217,500), 2^22 of them rounded from hf by the test helper,
-           repeated; only where f16 cases run */
-        const int64_t NT = (trans_dtypes() & 2) ? N28 / 2 : 0;
+        /* f16 inputs for the trans cases (the largest case's view extent,
+           t0's 134,313,984 elements, rounded up to 2^22: 33 * 2^22; 2^27 was
+           short of t0, t1, t3 and t6), 2^22 of them rounded from hf by the
+           test helper, repeated; only where f16 cases run */
+        const int64_t NT = (trans_dtypes() & 2) ? (trans_max_extent() + NB - 1) / NB * NB : 0;
         uint16_t *hh = NT ? malloc(2 * (size_t)NT) : NULL;
         void *dh = NULL;
         if (NT) {
@@ -1231,7 +1266,7 @@ int main(void)
             BENCH_CHECK(ctx, kg_malloc(ctx, &dh, 2 * (size_t)NT));
             BENCH_CHECK(ctx, kg_copy_in(ctx, dh, hh, 2 * (size_t)NT));
         }
-        trans_cases(ctx, sms, copy, csv, db, hb, dh, hh, dout, didx);
+        trans_cases(ctx, sms, copy, csv, db, hb, dh, hh, NT, dout, didx);
         if (NT)
             kg_free(ctx, dh);
         free(hh);
