@@ -838,9 +838,10 @@ static void class_cases(kg_context *ctx, int sms, double copy, FILE *csv, void *
    contiguous ki of 256 or more goes to COLS, not TRANS.) t0-t6 plan TRANSV
    by default since round s35r2 (trans_vec 128); KG_RED_ALTS='tv0:trans_vec=0'
    times TRANS's own kernel beside it. KG_RED_TRANS_CASES=f16 (session 35's
-   tv16): the same cases in f16 (their own buffer of the largest view extent; TRANS by
-   default, trans_vec_f16 0: KG_RED_ALTS='tvh128:trans_vec_f16=128' times the
-   vector kernel beside it); =both: bf16 then f16. */
+   tv16): the same cases in f16 (their own buffer of the largest view
+   extent); t0-t6 plan TRANSV by default since round s35r4 (trans_vec_f16
+   128); KG_RED_ALTS='tvh0:trans_vec_f16=0' times TRANS's own kernel beside
+   it; =both: bf16 then f16. */
 static const struct {
     int nd;
     int64_t shape[4];

@@ -227,8 +227,9 @@ typedef struct kg_red_tuning {
                                x1.170; sweep #77 bf16 267.5 -> 174.0 us, 40.2% -> 61.8% of copy) */
     int trans_vec_f16;      /* trans_vec for TRANS plans of f16 elements (module red_f16_transv, the same kernel):
                                their input-contiguous side of at least trans_vec_f16 outputs read in 16-byte vectors;
-                               0: off (TRANS's one element a load). Default 0 (forced-only until measured: session
-                               35's tv16; the candidate is 128, trans_vec's bf16 default) */
+                               0: off (TRANS's one element a load). Default 128 since session 35's H100 round s35r4
+                               (the 7 rows it changes, f16 class cases t0-t6, geomean x1.292, min x1.171 (t4); t0
+                               38.7% -> 53.4% of copy, as bf16's TRANSV) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;
