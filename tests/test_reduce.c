@@ -1246,13 +1246,10 @@ static const rcase transv_default_cases[] = {
 
 /* Every value op over transv_default_cases through kg_reduce (no tuning):
    the default plan is TRANSV (kg_reduce_plan: TRANS, args.vec 1) and
-   trans_vec 0's is TRANS's own kernel; the default path's values equal
+   trans_vec 0's (trans_vec_f16 0 for f16) is TRANS's own kernel; the default path's values equal
    trans_vec 0's bit for bit and the reference, each call twice, bitwise
    equal (NaNs planted for max and min). */
-/* ... and (cand not NULL: f16 under the candidate trans_vec_f16 128,
-   session 35's tv16) the same over dt with the plans of cand, whose
-   default plan must stay TRANS's own kernel (trans_vec_f16 0 by default) */
-static void transv_default_path(kg_dtype dt, const kg_red_tuning *cand)
+static void transv_default_path(kg_dtype dt)
 {
     kg_red_tuning t0 = kg_red_tuning_default;
     t0.trans_vec = 0; /* TRANS's own kernel, as before s35r2 */
@@ -1287,22 +1284,10 @@ static void transv_default_path(kg_dtype dt, const kg_red_tuning *cand)
             for (int k = 0; k < ond; k++)
                 n_out *= os[k];
             kg_tensor out = kg_tensor_contiguous((void *)(uintptr_t)256, info->out[dt], ond, os);
-            /* the plans: kg_reduce's (the default tuning; cand's where given) and trans_vec 0's */
+            /* the plans: kg_reduce's (the default tuning) and trans_vec 0's */
             kg_red_plan pd, p0;
-            if (cand) {
-                /* f16's default plan: TRANS's own kernel until measured */
-                cr_assert_eq(kg_reduce_plan(gpu, op, &out, NULL, &in, c->axes, c->n_axes, c->keepdim, sms, &pd), KG_OK,
-                             "%s", kg_errmsg(gpu));
-                cr_expect(pd.cls == KG_RED_TRANS && pd.args.vec == 0,
-                          "%s(%s) %s: the default plan is not TRANS's own kernel (class %d vec %d)", info->name,
-                          kg_dtype_name(dt), c->name, (int)pd.cls, (int)pd.args.vec);
-                total += pd.cls != KG_RED_TRANS || pd.args.vec != 0;
-                cr_assert_eq(kg_reduce_plan_tuned(gpu, op, &out, NULL, &in, c->axes, c->n_axes, c->keepdim, sms, cand,
-                                                  &pd),
-                             KG_OK, "%s", kg_errmsg(gpu));
-            } else
-                cr_assert_eq(kg_reduce_plan(gpu, op, &out, NULL, &in, c->axes, c->n_axes, c->keepdim, sms, &pd), KG_OK,
-                             "%s", kg_errmsg(gpu));
+            cr_assert_eq(kg_reduce_plan(gpu, op, &out, NULL, &in, c->axes, c->n_axes, c->keepdim, sms, &pd), KG_OK,
+                         "%s", kg_errmsg(gpu));
             cr_assert_eq(kg_reduce_plan_tuned(gpu, op, &out, NULL, &in, c->axes, c->n_axes, c->keepdim, sms, &t0, &p0),
                          KG_OK, "%s", kg_errmsg(gpu));
             const int vec = pd.cls == KG_RED_TRANS && pd.args.vec == 1;
@@ -1314,7 +1299,7 @@ static void transv_default_path(kg_dtype dt, const kg_red_tuning *cand)
             total += !vec || p0.cls != KG_RED_TRANS || p0.args.vec != 0;
             in_vectors += vec;
             /* TRANS's bits, value for value */
-            void *rd = strided_p_result(op, &in, c, cand, n_out, &out); /* the default path (or cand's) */
+            void *rd = strided_p_result(op, &in, c, NULL, n_out, &out); /* the default path */
             void *r0 = strided_p_result(op, &in, c, &t0, n_out, &out);
             const int eq = memcmp(rd, r0, (size_t)n_out * oes) == 0;
             cr_expect(eq, "%s(%s) %s: the default path's values differ from trans_vec 0's (TRANS's) bits", info->name,
@@ -1323,7 +1308,7 @@ static void transv_default_path(kg_dtype dt, const kg_red_tuning *cand)
             free(rd);
             free(r0);
             /* the float64 reference on the default path, each call twice and bitwise equal */
-            gpu_tuning = cand;
+            gpu_tuning = NULL;
             run_twice = 1;
             const int bad = check_case(op, dt, c, &L, h, dev, 1);
             run_twice = 0;
@@ -1336,12 +1321,9 @@ static void transv_default_path(kg_dtype dt, const kg_red_tuning *cand)
             free(h);
         }
     }
-    if (cand)
-        cr_log_info("%s under trans_vec_f16 %d (%d SMs): %d calls, %d planned in vectors", kg_dtype_name(dt),
-                    cand->trans_vec_f16, sms, calls, in_vectors);
-    else
-        cr_log_info("default path (trans_vec %d, %d SMs): %d calls, %d planned in vectors",
-                    kg_red_tuning_default.trans_vec, sms, calls, in_vectors);
+    cr_log_info("%s default path (trans_vec %d, trans_vec_f16 %d, %d SMs): %d calls, %d planned in vectors",
+                kg_dtype_name(dt), kg_red_tuning_default.trans_vec, kg_red_tuning_default.trans_vec_f16, sms, calls,
+                in_vectors);
     cr_assert_eq(total, 0);
     cr_assert(kt_sanitizer() || !dtype_wanted(dt) || in_vectors > 0, "no %s call planned TRANSV", kg_dtype_name(dt));
 }
@@ -1350,12 +1332,12 @@ static void transv_default_path(kg_dtype dt, const kg_red_tuning *cand)
    applies and, over bf16 and f16, in 16-byte vectors (trans_vec 1 and
    trans_vec_f16 1, kernel TRANSV, templates/reduce_transv.cuh: any
    input-contiguous side; the default's trans_vec is 128 since session 35's
-   round s35r2, trans_vec_f16 0 until measured), every call twice,
+   round s35r2, trans_vec_f16 128 since its round s35r4), every call twice,
    bitwise equal, against the reference, and bit for bit the values of
    TRANS's plan (trans_vec 0: the same accumulation order); index
    reductions and 8-byte elements keep their plans. Then the default path
-   (transv_default_path: bf16) and f16 under the candidate trans_vec_f16
-   128 (its default plan TRANS's own kernel). */
+   (transv_default_path) over bf16 and over f16 (trans_vec_f16 128 by
+   default since round s35r4). */
 Test(gpu, scattered_bf16_outputs_in_vectors_every_value_op_dtype_and_case)
 {
     kg_red_tuning t = kg_red_force_transv(), tt = kg_red_force_trans();
@@ -1367,11 +1349,9 @@ Test(gpu, scattered_bf16_outputs_in_vectors_every_value_op_dtype_and_case)
     cr_log_info("%d launches of f16 trans plans in vectors", transv_f16_launches);
     cr_assert(kt_sanitizer() || !dtype_wanted(KG_F16) || transv_f16_launches > 0, "no f16 case took TRANSV");
     bits_tuning = NULL;
-    transv_default_path(KG_BF16, NULL);
-    /* f16 under the candidate (trans_vec_f16 128; the default's is 0) */
-    kg_red_tuning tv16 = kg_red_tuning_default;
-    tv16.trans_vec_f16 = 128;
-    transv_default_path(KG_F16, &tv16);
+    transv_default_path(KG_BF16);
+    /* f16's default path (trans_vec_f16 128 since round s35r4) */
+    transv_default_path(KG_F16);
 }
 
 /* Every value reduction over every dtype and case with two column tiles
