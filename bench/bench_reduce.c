@@ -138,22 +138,25 @@ static double verify_budget = 1 << 21;
 /* KG_RED_VERIFY_ONCE=1 (a run of several KG_RED_ROUNDS over large full
    reductions, whose check reads every element: about a second each): each
    case checked once per tuning (its first round), not every round. Returns 1
-   where (name, t) was checked before, else records it and returns 0. */
-static int checked_before(const char *name, const kg_red_tuning *t)
+   where (name, dtype, t) was checked before, else records it and returns 0
+   (the trans cases share labels over bf16 and f16). */
+static int checked_before(const char *name, kg_dtype dt, const kg_red_tuning *t)
 {
     enum { MAXC = 4096 };
     static struct {
         char name[128];
         const kg_red_tuning *t;
+        kg_dtype dt;
     } seen[MAXC];
     static int n_seen;
     if (!getenv("KG_RED_VERIFY_ONCE"))
         return 0;
     for (int i = 0; i < n_seen; i++)
-        if (seen[i].t == t && !strcmp(seen[i].name, name))
+        if (seen[i].t == t && seen[i].dt == dt && !strcmp(seen[i].name, name))
             return 1;
     if (n_seen < MAXC) {
         snprintf(seen[n_seen].name, sizeof seen[n_seen].name, "%s", name);
+        seen[n_seen].dt = dt;
         seen[n_seen++].t = t;
     }
     return 0;
@@ -451,7 +454,7 @@ static void run_alts(rcall *c, const kg_red_plan *def, double g0, double copy, i
             if (c->n_axes == 0)
                 red = kg_numel(&c->in);
             const int unchecked = vmax && (double)red > atof(vmax);
-            const int bad = unchecked || checked_before(v.name, v.tuning) ? 0 : verify(&v);
+            const int bad = unchecked || checked_before(v.name, v.in.dtype, v.tuning) ? 0 : verify(&v);
             verify_budget = vb;
             if (bad) {
                 printf("    alt %-12s WRONG RESULTS\n", alts[a].label);
@@ -481,7 +484,7 @@ static double run_case(rcall *c, double copy, const char *label, FILE *csv, cons
 {
     if (!c->tuning)
         c->tuning = base;
-    if (!checked_before(c->name, c->tuning) && verify(c)) {
+    if (!checked_before(c->name, c->in.dtype, c->tuning) && verify(c)) {
         printf("%-44s %-5s WRONG RESULTS\n", label, kg_dtype_name(c->in.dtype));
         for (int a = 0; sweep_at >= 0 && a < n_alts; a++)
             alts[a].pct[sweep_at] = 0;
@@ -834,7 +837,11 @@ static void class_cases(kg_context *ctx, int sms, double copy, FILE *csv, void *
    labels "t<k> [...]p axes (last)". KG_RED_LIST lists their plans too. (One
    contiguous ki of 256 or more goes to COLS, not TRANS.) t0-t6 plan TRANSV
    by default since round s35r2 (trans_vec 128); KG_RED_ALTS='tv0:trans_vec=0'
-   times TRANS's own kernel beside it. */
+   times TRANS's own kernel beside it. KG_RED_TRANS_CASES=f16 (session 35's
+   tv16): the same cases in f16 (their own buffer of the largest view
+   extent); t0-t6 plan TRANSV by default since round s35r4 (trans_vec_f16
+   128); KG_RED_ALTS='tvh0:trans_vec_f16=0' times TRANS's own kernel beside
+   it; =both: bf16 then f16. */
 static const struct {
     int nd;
     int64_t shape[4];
@@ -843,12 +850,22 @@ static const struct {
     {4, {100, 2015, 333, 2}}, {4, {255, 500, 105, 10}}, {3, {131, 204918, 5}},   {3, {100, 268435, 5}},
 };
 
-static scase trans_case(size_t i, char *label, size_t size)
+/* the dtypes of KG_RED_TRANS_CASES: bit 0 bf16 (any value but "f16"), bit 1
+   f16 ("f16" or "both") */
+static int trans_dtypes(void)
+{
+    const char *e = getenv("KG_RED_TRANS_CASES");
+    if (!e)
+        return 0;
+    return !strcmp(e, "f16") ? 2 : !strcmp(e, "both") ? 3 : 1;
+}
+
+static scase trans_case(size_t i, kg_dtype dt, char *label, size_t size)
 {
     scase q;
     memset(&q, 0, sizeof q);
     q.nd = trans_cs[i].nd;
-    q.dt = KG_BF16;
+    q.dt = dt;
     q.permuted = 1;
     for (int d = 0; d < q.nd; d++) {
         q.perm[d] = q.nd - 1 - d; /* column-major */
@@ -860,20 +877,59 @@ static scase trans_case(size_t i, char *label, size_t size)
     return q;
 }
 
-static void trans_cases(kg_context *ctx, int sms, double copy, FILE *csv, void *db, const uint16_t *hb, void *dout,
-                        void *didx)
+/* The elements a view reaches: its highest element offset + 1 (0 where
+   empty); a trans case's input buffer must hold that many of its dtype. */
+static int64_t view_extent(const kg_tensor *t)
+{
+    int64_t hi = 0;
+    for (int d = 0; d < t->ndim; d++) {
+        if (t->shape[d] == 0)
+            return 0;
+        hi += (t->shape[d] - 1) * (t->strides[d] < 0 ? -t->strides[d] : t->strides[d]);
+    }
+    return hi + 1;
+}
+
+/* The largest view extent over the trans cases (their views are dense
+   permutations, so each is its numel: t0 134,313,984, over 2^27). */
+static int64_t trans_max_extent(void)
+{
+    int64_t m = 0;
+    for (size_t i = 0; i < sizeof trans_cs / sizeof trans_cs[0]; i++) {
+        char label[128];
+        scase q = trans_case(i, KG_F16, label, sizeof label);
+        rcall c = make_nd(NULL, KG_RED_SUM, label, NULL, NULL, q.dt, q.nd, q.shape, q.perm, q.mask, NULL, NULL);
+        const int64_t e = view_extent(&c.in);
+        m = e > m ? e : m;
+    }
+    return m;
+}
+
+static void trans_cases(kg_context *ctx, int sms, double copy, FILE *csv, void *db, const uint16_t *hb, void *dh,
+                        const uint16_t *hh, int64_t nh, void *dout, void *didx)
 {
     const char *rounds_env = getenv("KG_RED_ROUNDS");
     const int rounds = rounds_env && atoi(rounds_env) > 1 && atoi(rounds_env) <= 9 ? atoi(rounds_env) : 1;
-    printf("# trans cases (sweep #77's: bf16 outputs scattered in the input's order), %d round(s)\n", rounds);
-    for (int rr = 0; rr < rounds; rr++)
-        for (size_t i = 0; i < sizeof trans_cs / sizeof trans_cs[0]; i++) {
-            char label[128];
-            scase q = trans_case(i, label, sizeof label);
-            rcall c = make_nd(ctx, KG_RED_SUM, label, db, hb, KG_BF16, q.nd, q.shape, q.perm, q.mask, dout, didx);
-            c.sms = sms;
-            run_case(&c, copy, label, csv, "reduce-class", q.perm, -1);
-        }
+    const int dts = trans_dtypes();
+    printf("# trans cases (sweep #77's: %s%s%s outputs scattered in the input's order), %d round(s)\n",
+           dts & 1 ? "bf16" : "", dts == 3 ? " and " : "", dts & 2 ? "f16" : "", rounds);
+    for (int d = 0; d < 2; d++)
+        for (int rr = 0; (dts >> d) & 1 && rr < rounds; rr++)
+            for (size_t i = 0; i < sizeof trans_cs / sizeof trans_cs[0]; i++) {
+                char label[128];
+                const kg_dtype dt = d ? KG_F16 : KG_BF16;
+                scase q = trans_case(i, dt, label, sizeof label);
+                rcall c = make_nd(ctx, KG_RED_SUM, label, d ? dh : db, d ? (const void *)hh : (const void *)hb, dt,
+                                  q.nd, q.shape, q.perm, q.mask, dout, didx);
+                const int64_t cap = d ? nh : N28, ext = view_extent(&c.in);
+                if (ext > cap) { /* the view must fit its buffer (elements of dt) */
+                    fprintf(stderr, "bench_reduce: trans case %s %s reaches %lld elements, its buffer holds %lld\n",
+                            label, kg_dtype_name(dt), (long long)ext, (long long)cap);
+                    exit(1);
+                }
+                c.sms = sms;
+                run_case(&c, copy, label, csv, "reduce-class", q.perm, -1);
+            }
 }
 
 /* KG_RED_FULL_CASES=1 (or N: the first N): full reductions (and one of three long rows) of
@@ -1040,9 +1096,13 @@ static int list_sweep(void)
     }
     for (int a = 0; a < n_alts; a++)
         printf("# alt %s plans %d of the %d cases otherwise\n", alts[a].label, changed[a], n);
-    for (size_t i = 0; getenv("KG_RED_TRANS_CASES") && i < sizeof trans_cs / sizeof trans_cs[0]; i++) {
+    for (size_t j = 0; j < 2 * (sizeof trans_cs / sizeof trans_cs[0]); j++) {
+        const size_t i = j % (sizeof trans_cs / sizeof trans_cs[0]);
+        const int d = j >= sizeof trans_cs / sizeof trans_cs[0];
+        if (!((trans_dtypes() >> d) & 1))
+            continue;
         char label[128], nest[160];
-        scase q = trans_case(i, label, sizeof label);
+        scase q = trans_case(i, d ? KG_F16 : KG_BF16, label, sizeof label);
         rcall c = make_nd(ctx, KG_RED_SUM, label, (void *)((uintptr_t)1 << 40), NULL, q.dt, q.nd, q.shape, q.perm,
                           q.mask, (void *)((uintptr_t)1 << 41), (void *)((uintptr_t)1 << 42));
         nest_str(&c, nest, sizeof nest);
@@ -1191,8 +1251,27 @@ int main(void)
         kg_free(ctx, dh);
         free(hh);
     }
-    if (getenv("KG_RED_TRANS_CASES"))
-        trans_cases(ctx, sms, copy, csv, db, hb, dout, didx);
+    if (trans_dtypes()) {
+        /* f16 inputs for the trans cases (the largest case's view extent,
+           t0's 134,313,984 elements, rounded up to 2^22: 33 * 2^22; 2^27 was
+           short of t0, t1, t3 and t6), 2^22 of them rounded from hf by the
+           test helper, repeated; only where f16 cases run */
+        const int64_t NT = (trans_dtypes() & 2) ? (trans_max_extent() + NB - 1) / NB * NB : 0;
+        uint16_t *hh = NT ? malloc(2 * (size_t)NT) : NULL;
+        void *dh = NULL;
+        if (NT) {
+            for (int64_t i = 0; i < NB; i++)
+                kt_set(hh, KG_F16, i, hf[i]);
+            for (int64_t at = NB; at < NT; at += NB)
+                memcpy(hh + at, hh, 2 * (size_t)NB);
+            BENCH_CHECK(ctx, kg_malloc(ctx, &dh, 2 * (size_t)NT));
+            BENCH_CHECK(ctx, kg_copy_in(ctx, dh, hh, 2 * (size_t)NT));
+        }
+        trans_cases(ctx, sms, copy, csv, db, hb, dh, hh, NT, dout, didx);
+        if (NT)
+            kg_free(ctx, dh);
+        free(hh);
+    }
     if (getenv("KG_RED_FULL_CASES"))
         full_cases(ctx, sms, copy, csv, df, hf, dp, hp, db, hb, dout, didx);
     if (!getenv("KG_RED_NO_SWEEP"))

@@ -38,11 +38,13 @@ local M = {}
 -- (templates/reduce_runt.cuh; forced-only until measured, so that no other
 -- module changes).
 -- transv: TRANS plans of 2-byte elements read in 16-byte vectors (tuning
--- trans_vec, templates/reduce_transv.cuh; forced-only until measured), a
--- group of its own built for bf16 only (`dtypes`: no other module changes,
--- no empty modules; the bundle's headroom under 30 MiB held one such module,
--- not two; the other dtypes' table entries are -1, which the planner never
--- reaches).
+-- trans_vec, templates/reduce_transv.cuh; default for bf16 since round
+-- s35r2; f16 forced-only until measured: trans_vec_f16), a group of its own
+-- built for bf16 and f16 only (`dtypes`: no other module changes, no empty
+-- modules; the other dtypes' table entries are -1, which the planner never
+-- reaches) and for value ops only (`values`: TRANS plans take no index
+-- reduction; dropping the empty argmax / argmin kernels made room in the
+-- bundle's 30 MiB for the f16 module).
 M.classes = { "rows", "cols", "strided32", "strided64", "packed", "nest", "colsn", "nestn", "tile", "flat",
               "colso", "colsp", "nesto", "colsno", "nestno", "flatw", "slab", "trans", "flatwo", "colsq", "runt", "segw",
               "transv" }
@@ -61,7 +63,7 @@ M.groups = {
   { name = "flatw", classes = { "flatw", "flatwo" } },
   { name = "slab", classes = { "slab", "trans" } },
   { name = "runt", classes = { "runt", "segw" } },
-  { name = "transv", classes = { "transv" }, dtypes = { bf16 = true } },
+  { name = "transv", classes = { "transv" }, dtypes = { bf16 = true, f16 = true }, values = true },
 }
 -- build fields (gen/expand.lua): the planner's own file, and the planner's CPU
 -- test program beside tests/test_reduce.c (the GPU parity tests)
@@ -155,7 +157,16 @@ function M.generate(G)
       local module = G:module(mname)
       local has = {}
       for _, c in ipairs(grp.classes) do has[c] = true end
-      for _, f in ipairs(functors) do
+      -- `values`: the group's kernels for value ops only (the planner sends
+      -- no index reduction to its classes; their table entries are -1)
+      local gfunctors = functors
+      if grp.values then
+        gfunctors = {}
+        for _, f in ipairs(functors) do
+          if not f.op.indexed then gfunctors[#gfunctors + 1] = f end
+        end
+      end
+      for _, f in ipairs(gfunctors) do
         for ci, c in ipairs(M.classes) do
           if has[c] then
             table_[f.op.id][dt.index][ci - 1] = G:kernel({ name = f.name .. "_" .. c, module = module,
@@ -166,7 +177,7 @@ function M.generate(G)
       end
       G:write(mname .. ".cu", G:render("reduce.cu", {
         header = G.header("templates/reduce.cu and gen/catalogue.lua"),
-        dtype = dt, functors = functors, classes = grp.classes, has = has, vec = 16 // dt.size,
+        dtype = dt, functors = gfunctors, classes = grp.classes, has = has, vec = 16 // dt.size,
         cvec = math.min(4, 16 // dt.size),
       }))
       ::next_group::

@@ -101,8 +101,9 @@ kg_status kg_reduce_launch(kg_context *ctx, kg_reduce_op op, kg_red_plan *plan, 
     /* FLAT with a warp per unit (at 4 blocks per multiprocessor: plan->occ) */
     if (plan->cls == KG_RED_FLAT && A->group == 32)
         k = plan->occ ? KG_RED_FLATWO : KG_RED_FLATW;
-    /* TRANS of bf16 elements in 16-byte vectors (trans_vec; bf16 only: the
-       other dtypes' entries are -1) */
+    /* TRANS of bf16 / f16 elements in 16-byte vectors (trans_vec,
+       trans_vec_f16; value ops over bf16 and f16 only: the other entries
+       are -1) */
     if (plan->cls == KG_RED_TRANS && A->vec == 1) {
         k = KG_RED_TRANSV;
         if (kg_red_table[op][in->dtype][k] < 0)

@@ -444,6 +444,7 @@ const kg_red_tuning kg_red_tuning_default = {
     .rows_stripes = 1, /* s30r1 (H100): sum 2^28 f32 x1.066, i32 x1.075, prod x1.061; 21 rows geomean 1.043, min 0.992 */
     .cols_strided_occ = 4, /* s34r1 (H100): 27 rows geomean x1.047, #71 x1.087, worst #738 x0.985 */
     .trans_vec = 128,      /* s35r2 (H100): 9 rows geomean x1.367, min x1.170 (t4), #77 x1.537 (267.5 -> 174.0 us) */
+    .trans_vec_f16 = 128,  /* s35r4 (H100): f16 t0-t6 7 rows geomean x1.292, min x1.171 (t4); 0: TRANS's own kernel */
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -474,7 +475,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(cols_runs_kept), F(flatw_kept),
                   F(cols_runs_fold), F(run_tiles), F(run_tiles_vb), F(run_tiles_vb_min), F(run_tiles_units),
                   F(seg_rows), F(run_tiles_cap), F(run_tiles_cap_units), F(rows_stripes),
-                  F(cols_strided_occ), F(trans_vec)};
+                  F(cols_strided_occ), F(trans_vec), F(trans_vec_f16)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -2113,8 +2114,8 @@ static void plan_cols_pair(kg_red_plan *plan, int64_t n_out, int64_t sm, const k
 }
 
 /* trans_vec (default 128 since session 35's H100 round s35r2): a TRANS plan
-   of bf16 elements (the kernel is built for bf16 only: the bundle's
-   headroom) whose input-contiguous side (ki, A.inner) holds at least
+   of bf16 elements (f16: trans_vec_f16, default 128 since session 35's H100
+   round s35r4; 0 keeps TRANS's own kernel) whose input-contiguous side (ki, A.inner) holds at least
    trans_vec outputs and whose outputs reduce at most KG_RED_TRANSV_POS walk
    positions reads that side in 16-byte vectors, each row aligned at its
    first walk position (kernel TRANSV, templates/reduce_transv.cuh; a later
@@ -2130,8 +2131,11 @@ static void plan_cols_pair(kg_red_plan *plan, int64_t n_out, int64_t sm, const k
 static void plan_trans_vec(kg_red_plan *plan, const kg_tensor *in, int64_t n_out, int64_t sm, const kg_red_tuning *T)
 {
     kg_red_args *A = &plan->args;
-    if (!T->trans_vec || plan->cls != KG_RED_TRANS || in->dtype != KG_BF16 || A->inner < T->trans_vec ||
-        A->red > KG_RED_TRANSV_POS || A->splits != 1)
+    /* bf16 under trans_vec, f16 under trans_vec_f16 (the kernels of both
+       modules are the same template; value ops only: TRANS takes no index
+       reduction, and the transv modules have no index kernels) */
+    const int bound = in->dtype == KG_BF16 ? T->trans_vec : in->dtype == KG_F16 ? T->trans_vec_f16 : 0;
+    if (!bound || plan->cls != KG_RED_TRANS || A->inner < bound || A->red > KG_RED_TRANSV_POS || A->splits != 1)
         return;
     int64_t lo, hi;
     input_extent(in, &lo, &hi);

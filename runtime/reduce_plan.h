@@ -217,7 +217,7 @@ typedef struct kg_red_tuning {
                                (kg_reduce_plan_tuned); 0: off. Default 4 since session 34's H100 round s34r1 (the 27
                                rows it changes geomean x1.047, #71 x1.087, worst #738 x0.985; 3 without the wave
                                rule: #92 x0.910, #42 x0.94) */
-    int trans_vec;          /* TRANS plans of bf16 elements (the kernel is built for bf16 only) whose input-contiguous side holds at least
+    int trans_vec;          /* TRANS plans of bf16 elements (f16: trans_vec_f16) whose input-contiguous side holds at least
                                trans_vec outputs (A.inner), over at most KG_RED_TRANSV_POS walk positions: that side
                                read in 16-byte vectors (each row aligned at its first walk position), tiles of
                                KG_RED_TRANSV_VECS x 8 by KG_RED_TRANSV_ROWS outputs (args.vec 1, kernel TRANSV,
@@ -225,6 +225,11 @@ typedef struct kg_red_tuning {
                                element offsets); the same bits as TRANS; 0: off (TRANS's one element a load). Default
                                128 since session 35's H100 round s35r2 (the 9 rows it changes geomean x1.367, min
                                x1.170; sweep #77 bf16 267.5 -> 174.0 us, 40.2% -> 61.8% of copy) */
+    int trans_vec_f16;      /* trans_vec for TRANS plans of f16 elements (module red_f16_transv, the same kernel):
+                               their input-contiguous side of at least trans_vec_f16 outputs read in 16-byte vectors;
+                               0: off (TRANS's one element a load). Default 128 since session 35's H100 round s35r4
+                               (the 7 rows it changes, f16 class cases t0-t6, geomean x1.292, min x1.171 (t4); t0
+                               38.7% -> 53.4% of copy, as bf16's TRANSV) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

@@ -20,8 +20,9 @@ static inline kg_red_tuning kg_red_force_slab(void)
 }
 
 /* TRANS's own kernel (one element a load): trans_vec 0, so that the
-   tests of TRANS keep reaching it over bf16 (the default's trans_vec 128
-   sends bf16 sides of 128 outputs and more to TRANSV) and TRANSV's test
+   tests of TRANS keep reaching it over bf16 and f16 (the default's
+   trans_vec 128 and trans_vec_f16 128 send their sides of 128 outputs and
+   more to TRANSV; trans_vec_f16 0 too) and TRANSV's test
    has TRANS's bits to compare with. */
 static inline kg_red_tuning kg_red_force_trans(void)
 {
@@ -31,17 +32,20 @@ static inline kg_red_tuning kg_red_force_trans(void)
     t.trans_min_side = 1;
     t.trans_max_red = 1 << 30;
     t.trans_vec = 0;
+    t.trans_vec_f16 = 0;
     return t;
 }
 
-/* TRANS wherever it applies (kg_red_force_trans) and, over bf16 elements of
-   at most KG_RED_TRANSV_POS walk positions, in 16-byte vectors (trans_vec 1:
-   any input-contiguous side; the default, since session 35's round s35r2,
-   is 128). */
+/* TRANS wherever it applies (kg_red_force_trans) and, over bf16 and f16
+   elements of at most KG_RED_TRANSV_POS walk positions, in 16-byte vectors
+   (trans_vec 1 and trans_vec_f16 1: any input-contiguous side; the
+   defaults are 128 for bf16 since session 35's round s35r2 and 128 for
+   f16 since its round s35r4). */
 static inline kg_red_tuning kg_red_force_transv(void)
 {
     kg_red_tuning t = kg_red_force_trans();
     t.trans_vec = 1;
+    t.trans_vec_f16 = 1;
     return t;
 }
 

@@ -330,7 +330,7 @@ static int flatw_launches, flatwo_launches;
 static int slab_launches, trans_launches;
 /* ... and of TRANS plans in 16-byte vectors (trans_vec, kernel TRANSV);
    last_transv: 1 where reduce_tuned's last call launched one */
-static int transv_launches, last_transv;
+static int transv_launches, last_transv, transv_f16_launches;
 /* ... and of COLS plans over two column tiles per unit (COLSQ), and of COLS
    plans with vector stores of the results */
 static int pair_launches, vstore_launches;
@@ -414,6 +414,7 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     trans_launches += st == KG_OK && plan.cls == KG_RED_TRANS;
     last_transv = st == KG_OK && plan.cls == KG_RED_TRANS && plan.args.vec == 1;
     transv_launches += last_transv;
+    transv_f16_launches += last_transv && in->dtype == KG_F16;
     pair_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.group == 2;
     vstore_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.vstore;
     flat_words_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.vstore;
@@ -1245,14 +1246,14 @@ static const rcase transv_default_cases[] = {
 
 /* Every value op over transv_default_cases through kg_reduce (no tuning):
    the default plan is TRANSV (kg_reduce_plan: TRANS, args.vec 1) and
-   trans_vec 0's is TRANS's own kernel; the default path's values equal
+   trans_vec 0's (trans_vec_f16 0 for f16) is TRANS's own kernel; the default path's values equal
    trans_vec 0's bit for bit and the reference, each call twice, bitwise
    equal (NaNs planted for max and min). */
-static void transv_default_path(void)
+static void transv_default_path(kg_dtype dt)
 {
     kg_red_tuning t0 = kg_red_tuning_default;
     t0.trans_vec = 0; /* TRANS's own kernel, as before s35r2 */
-    const kg_dtype dt = KG_BF16;
+    t0.trans_vec_f16 = 0;
     const size_t ncases = sizeof transv_default_cases / sizeof transv_default_cases[0];
     uint64_t rng = kt_seed() ^ 0x7472616e7376ull;
     int sms = 0, total = 0, calls = 0, in_vectors = 0;
@@ -1320,29 +1321,37 @@ static void transv_default_path(void)
             free(h);
         }
     }
-    cr_log_info("default path (trans_vec %d, %d SMs): %d calls, %d planned in vectors", kg_red_tuning_default.trans_vec,
-                sms, calls, in_vectors);
+    cr_log_info("%s default path (trans_vec %d, trans_vec_f16 %d, %d SMs): %d calls, %d planned in vectors",
+                kg_dtype_name(dt), kg_red_tuning_default.trans_vec, kg_red_tuning_default.trans_vec_f16, sms, calls,
+                in_vectors);
     cr_assert_eq(total, 0);
-    cr_assert(kt_sanitizer() || in_vectors > 0, "no default call planned TRANSV");
+    cr_assert(kt_sanitizer() || !dtype_wanted(dt) || in_vectors > 0, "no %s call planned TRANSV", kg_dtype_name(dt));
 }
 
 /* Every value reduction over every dtype and case with TRANS wherever it
-   applies and, over bf16, in 16-byte vectors (trans_vec 1, kernel TRANSV,
-   templates/reduce_transv.cuh: any input-contiguous side; the default's
-   trans_vec is 128 since session 35's round s35r2), every call twice,
+   applies and, over bf16 and f16, in 16-byte vectors (trans_vec 1 and
+   trans_vec_f16 1, kernel TRANSV, templates/reduce_transv.cuh: any
+   input-contiguous side; the default's trans_vec is 128 since session 35's
+   round s35r2, trans_vec_f16 128 since its round s35r4), every call twice,
    bitwise equal, against the reference, and bit for bit the values of
    TRANS's plan (trans_vec 0: the same accumulation order); index
    reductions and 8-byte elements keep their plans. Then the default path
-   (transv_default_path). */
+   (transv_default_path) over bf16 and over f16 (trans_vec_f16 128 by
+   default since round s35r4). */
 Test(gpu, scattered_bf16_outputs_in_vectors_every_value_op_dtype_and_case)
 {
     kg_red_tuning t = kg_red_force_transv(), tt = kg_red_force_trans();
     tt.run_tiles = tt.seg_rows = 0; /* as ops_twice_reaching plans t */
     bits_tuning = &tt;              /* and TRANS's bits, value for value (kg_red_force_trans: trans_vec 0) */
+    transv_f16_launches = 0;
     ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 1, &transv_launches,
                        "trans plans in vectors");
+    cr_log_info("%d launches of f16 trans plans in vectors", transv_f16_launches);
+    cr_assert(kt_sanitizer() || !dtype_wanted(KG_F16) || transv_f16_launches > 0, "no f16 case took TRANSV");
     bits_tuning = NULL;
-    transv_default_path();
+    transv_default_path(KG_BF16);
+    /* f16's default path (trans_vec_f16 128 since round s35r4) */
+    transv_default_path(KG_F16);
 }
 
 /* Every value reduction over every dtype and case with two column tiles

@@ -954,7 +954,7 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
             chained = chained && (d == 0 || A->rdims.in[d] == A->rdims.in[d - 1] * A->rdims.size[d - 1]);
             ki *= A->rdims.size[d];
         }
-        if (c->indexed || es != 2 || c->in->dtype != KG_BF16 || !chained || ki != A->inner || nko < 1 || A->tiles * TKI < A->inner ||
+        if (c->indexed || es != 2 || (c->in->dtype != KG_BF16 && c->in->dtype != KG_F16) || !chained || ki != A->inner || nko < 1 || A->tiles * TKI < A->inner ||
             (A->tiles - 1) * TKI >= A->inner || A->splits != 1 || p->partial_bytes || A->group != 0 ||
             A->red > KG_RED_TRANSV_POS || A->chunk != 0 || A->run < 0 || A->units != A->n_out * A->tiles * tko ||
             (TKI + 7 + 7) / 8 > 32)
@@ -1506,6 +1506,15 @@ static int check_plan(kg_reduce_op op, const kg_tensor *in, unsigned mask, const
                      (long long)sum);
             return 0;
         }
+    }
+    if (p.cls == KG_RED_TRANS && (kg_red_infos[op].indexed || (p.args.vec == 1 && (kg_dtype_size(in->dtype) != 2 ||
+                                                                            kg_red_table[op][in->dtype][KG_RED_TRANSV] < 0)))) {
+        /* TRANS and TRANSV take value reductions only (the transv modules
+           have no index kernels: gen/reduce.lua's `values`), TRANSV 2-byte
+           elements of a dtype its modules are built for (bf16, f16) */
+        snprintf(why, wl, "trans where it does not apply: %s(%s) vec %d", kg_red_infos[op].name,
+                 kg_dtype_name(in->dtype), p.args.vec);
+        return 0;
     }
     if (p.args.deep) {
         /* narrow walks: 32-bit arithmetic, every span below 2^30 in all */
@@ -2681,8 +2690,9 @@ Test(plan, larger_shapes_with_splits_tiles_and_lane_groups_cover_each_element_on
                         kg_red_tuning tv = kg_red_force_transv();
                         cr_assert_eq(plan_tuned(op, &in, axes, n, 0, &tv, &tp), KG_OK);
                         transv += tp.cls == KG_RED_TRANS && tp.args.vec == 1;
-                        cr_assert(tp.cls != KG_RED_TRANS || tp.args.vec != 1 || in.dtype == KG_BF16,
-                                  "trans_vec off bf16 elements");
+                        cr_assert(tp.cls != KG_RED_TRANS || tp.args.vec != 1 || in.dtype == KG_BF16 ||
+                                      in.dtype == KG_F16,
+                                  "trans_vec off bf16 / f16 elements");
                         cr_assert(check_plan(op, &in, mask, &tv, why, sizeof why, &cls), "trans_vec: %s", why);
                     }
                     /* tiles over slabs wherever they apply */
@@ -3290,12 +3300,12 @@ Test(plan, scattered_2_byte_outputs_in_vectors_only_under_trans_vec)
     cr_assert_eq(plan_tuned(KG_RED_MEAN, &h, (int[]){4}, 1, 0, &t, &p), KG_OK);
     cr_assert_eq(p.args.vec, 1);
     cr_assert(check_plan(KG_RED_MEAN, &h, 0x10, &t, why, sizeof why, &cls), "%s", why);
-    /* f16 (no kernel: the bundle's headroom), 4-byte elements, index
-       reductions: not in vectors */
+    /* f16: in vectors by default too (trans_vec_f16 128 since s35r4; see
+       the test below); 4-byte elements, index reductions: not in vectors */
     h = permuted(KG_F16, 5, s77, p77, 0, IN_AT);
     cr_assert_eq(plan_tuned(KG_RED_SUM, &h, (int[]){4}, 1, 0, &t, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_TRANS);
-    cr_assert_eq(p.args.vec, 0);
+    cr_assert_eq(p.args.vec, 1, "f16: trans_vec_f16 128 by default since s35r4");
     kg_tensor f = permuted(KG_F32, 5, s77, p77, 0, IN_AT);
     cr_assert_eq(plan_tuned(KG_RED_SUM, &f, (int[]){4}, 1, 0, &t, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_TRANS);
@@ -3401,6 +3411,121 @@ Test(plan, scattered_2_byte_outputs_in_vectors_only_under_trans_vec)
         cr_assert_gt(transv_widths[wide], 0, "case %d: walk stride %lld, loads of %d bytes", i, (long long)walk_stride,
                      wide);
     }
+}
+
+/* trans_vec_f16 (session 35; default 128 since its H100 round s35r4, 0
+   the way back to TRANS's own kernel): f16 TRANS plans read their
+   input-contiguous side in 16-byte vectors (module red_f16_transv, the
+   kernel bf16 takes) under it alone: #77's shape in f16 takes bf16's
+   default plan's geometry by default and TRANS's own kernel under
+   trans_vec_f16 0; bf16 plans are the same under either, f16's under
+   trans_vec 0; the bench's class cases t0-t6 in f16 (KG_RED_TRANS_CASES
+   =f16) plan TRANSV, t7 (ki 100) keeps TRANS; the GPU test's default-path
+   cases in f16 take TRANSV by default. The transv modules hold value ops
+   only (gen/reduce.lua's `values`): no index reduction of any dtype has a
+   TRANSV kernel, and none is planned TRANS, forced or not. */
+Test(plan, f16_scattered_outputs_in_vectors_only_under_trans_vec_f16)
+{
+    const int64_t s77[] = {33, 1695, 5, 96, 5};
+    const int p77[] = {4, 2, 3, 1, 0};
+    kg_red_tuning cand = kg_red_tuning_default, both0 = kg_red_tuning_default, off = kg_red_tuning_default;
+    cr_assert_eq(kg_red_tuning_default.trans_vec_f16, 128, "on by default since s35r4");
+    cr_assert_eq(kg_red_tuning_parse("trans_vec_f16=128", &cand), 0);
+    cr_assert_eq(cand.trans_vec_f16, 128);
+    cr_assert_eq(cand.trans_vec, 128, "the bf16 default unchanged");
+    cr_assert_eq(kg_red_tuning_parse("trans_vec_f16=0", &off), 0, "TRANS's own kernel: a tuning away");
+    cr_assert_eq(off.trans_vec_f16, 0);
+    cr_assert_eq(off.trans_vec, 128);
+    cr_assert_eq(kg_red_tuning_parse("trans_vec=0,trans_vec_f16=128", &both0), 0);
+    kg_red_plan d, p, b;
+    char why[256];
+    kg_red_class cls;
+    kg_tensor h = permuted(KG_F16, 5, s77, p77, 0, IN_AT), e = permuted(KG_BF16, 5, s77, p77, 0, IN_AT);
+    /* trans_vec_f16 0: TRANS's own kernel (the default before s35r4) */
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &h, (int[]){4}, 1, 0, &off, &d), KG_OK);
+    cr_assert_eq(d.cls, KG_RED_TRANS);
+    cr_assert_eq(d.args.vec, 0);
+    cr_assert_eq(d.args.tiles, 1748);
+    /* the default (trans_vec_f16 128): bf16's default geometry (226 ki tiles of 248, 15 ko tiles) */
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &h, (int[]){4}, 1, 0, &cand, &p), KG_OK);
+    cr_assert_eq(plan_of(KG_RED_SUM, &h, (int[]){4}, 1, 0, &d), KG_OK);
+    cr_assert(memcmp(&p, &d, sizeof p) == 0, "f16: the default plan is trans_vec_f16 128's");
+    cr_assert_eq(plan_of(KG_RED_SUM, &e, (int[]){4}, 1, 0, &b), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_TRANS);
+    cr_assert_eq(p.args.vec, 1);
+    cr_assert_eq(p.args.tiles, 226);
+    cr_assert_eq(p.args.units, 226 * 15);
+    cr_assert_eq(p.grid, 16 * 132);
+    cr_assert_eq(p.args.run, (int64_t)33 * 1695 * 5 * 96 * 5 - 1);
+    cr_assert(memcmp(&p.args, &b.args, sizeof p.args) == 0, "f16 by default: bf16's default plan");
+    cr_assert(check_plan(KG_RED_SUM, &h, 0x10, &cand, why, sizeof why, &cls), "%s", why);
+    cr_assert(check_plan(KG_RED_MEAN, &h, 0x10, &cand, why, sizeof why, &cls), "%s", why);
+    /* trans_vec_f16 alone decides f16 (trans_vec 0 beside it) */
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &h, (int[]){4}, 1, 0, &both0, &d), KG_OK);
+    cr_assert(memcmp(&p, &d, sizeof p) == 0, "f16: trans_vec_f16's plan whatever trans_vec");
+    /* bf16, f32, i32 plans: the same under trans_vec_f16 0 as by default */
+    const kg_dtype others[] = {KG_BF16, KG_F32, KG_I32};
+    for (int k = 0; k < 3; k++) {
+        kg_tensor x = permuted(others[k], 5, s77, p77, 0, IN_AT);
+        cr_assert_eq(plan_of(KG_RED_SUM, &x, (int[]){4}, 1, 0, &d), KG_OK);
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &x, (int[]){4}, 1, 0, &off, &p), KG_OK);
+        cr_assert(memcmp(&p, &d, sizeof p) == 0, "%s: trans_vec_f16 changes only f16", kg_dtype_name(others[k]));
+    }
+    /* the bench's class cases in f16: t0-t6 TRANSV by default, t7 (ki 100 < 128) TRANS */
+    const int64_t tc[8][4] = {{63, 1041, 512, 4},  {31, 2165, 1000, 2}, {17, 1973, 500, 8}, {9, 1821, 512, 16},
+                              {100, 2015, 333, 2}, {255, 500, 105, 10}, {131, 204918, 5, 1}, {100, 268435, 5, 1}};
+    for (int i = 0; i < 8; i++) {
+        const int nd = i >= 6 ? 3 : 4, ax = nd - 1;
+        kg_tensor x = permuted(KG_F16, nd, tc[i], nd == 4 ? (int[]){3, 2, 1, 0} : (int[]){2, 1, 0}, 0, IN_AT);
+        kg_tensor y = permuted(KG_BF16, nd, tc[i], nd == 4 ? (int[]){3, 2, 1, 0} : (int[]){2, 1, 0}, 0, IN_AT);
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &x, &ax, 1, 0, &off, &d), KG_OK);
+        cr_assert_eq(d.cls, KG_RED_TRANS, "t%d f16", i);
+        cr_assert_eq(d.args.vec, 0, "t%d f16: TRANS's own kernel under trans_vec_f16 0", i);
+        cr_assert_eq(plan_of(KG_RED_SUM, &x, &ax, 1, 0, &p), KG_OK);
+        cr_assert_eq(plan_of(KG_RED_SUM, &y, &ax, 1, 0, &b), KG_OK);
+        cr_assert_eq(p.cls, KG_RED_TRANS, "t%d f16", i);
+        cr_assert_eq(p.args.vec, i < 7, "t%d f16 by default", i);
+        cr_assert(memcmp(&p.args, &b.args, sizeof p.args) == 0, "t%d: f16's default plan is bf16's", i);
+        cr_assert(check_plan(KG_RED_SUM, &x, 1u << ax, NULL, why, sizeof why, &cls), "t%d: %s", i, why);
+    }
+    /* the GPU test's default-path cases (transv_default_path) in f16 */
+    const int64_t dc[4][4] = {{33, 31, 544, 5}, {33, 31, 548, 5}, {9, 115, 530, 16}, {33, 31, 547, 3}};
+    for (int i = 0; i < 4; i++) {
+        kg_tensor x = permuted(KG_F16, 4, dc[i], (int[]){3, 2, 1, 0}, 0, IN_AT);
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &x, (int[]){3}, 1, 0, &off, &d), KG_OK);
+        cr_assert_eq(d.cls, KG_RED_TRANS, "case %d", i);
+        cr_assert_eq(d.args.vec, 0, "case %d: TRANS under trans_vec_f16 0", i);
+        for (int op = 0; op < KG_RED_COUNT; op++) {
+            if (kg_red_infos[op].indexed || !(kg_red_infos[op].dtype_mask & (1u << KG_F16)))
+                continue;
+            cr_assert_eq(plan_of((kg_reduce_op)op, &x, (int[]){3}, 1, 0, &p), KG_OK);
+            cr_assert_eq(p.cls, KG_RED_TRANS, "case %d %s", i, kg_red_infos[op].name);
+            cr_assert_eq(p.args.vec, 1, "case %d %s: in vectors by default", i, kg_red_infos[op].name);
+            cr_assert(check_plan((kg_reduce_op)op, &x, 0x8, NULL, why, sizeof why, &cls), "case %d: %s", i, why);
+        }
+    }
+    /* value ops only: the table's TRANSV entries, and no index reduction
+       planned TRANS (forced, in vectors, or by default) */
+    kg_red_tuning tv = kg_red_force_transv();
+    for (int op = 0; op < KG_RED_COUNT; op++)
+        for (int dt = 0; dt < KG_DTYPE_COUNT; dt++) {
+            if (!(kg_red_infos[op].dtype_mask & (1u << dt)))
+                continue;
+            const int want = !kg_red_infos[op].indexed && (dt == KG_BF16 || dt == KG_F16);
+            cr_assert_eq(kg_red_table[op][dt][KG_RED_TRANSV] >= 0, want, "%s(%s): a TRANSV kernel %s",
+                         kg_red_infos[op].name, kg_dtype_name((kg_dtype)dt), want ? "missing" : "where none belongs");
+            if (!kg_red_infos[op].indexed)
+                continue;
+            kg_tensor x = permuted((kg_dtype)dt, 5, s77, p77, 0, IN_AT);
+            const kg_red_tuning *ts[] = {NULL, &cand, &tv};
+            for (int k = 0; k < 3; k++) {
+                cr_assert_eq(ts[k] ? plan_tuned((kg_reduce_op)op, &x, (int[]){4}, 1, 0, ts[k], &p)
+                                   : plan_of((kg_reduce_op)op, &x, (int[]){4}, 1, 0, &p),
+                             KG_OK);
+                cr_assert_neq(p.cls, KG_RED_TRANS, "%s(%s): an index reduction planned TRANS (tuning %d)",
+                              kg_red_infos[op].name, kg_dtype_name((kg_dtype)dt), k);
+            }
+        }
 }
 
 Test(plan, tuning_text_sets_named_fields_and_refuses_the_rest)
