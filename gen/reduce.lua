@@ -35,11 +35,11 @@ local M = {}
 -- memory (templates/reduce_trans.cuh).
 -- runt: column runs of any length in tiles of whole vectors, and segw:
 -- short dense rows staged a warp at a time, a group of their own
--- (templates/reduce_runt.cuh; forced-only until measured, so that no other
--- module changes).
--- transv: TRANS plans of 2-byte elements read in 16-byte vectors (tuning
--- trans_vec, templates/reduce_transv.cuh; default for bf16 since round
--- s35r2; f16 forced-only until measured: trans_vec_f16), a group of its own
+-- (templates/reduce_runt.cuh; its own group so that no other module changed
+-- when it came; run_tiles and seg_rows default since session 25).
+-- transv: TRANS plans of 2-byte elements read in 16-byte vectors (tunings
+-- trans_vec, trans_vec_f16, templates/reduce_transv.cuh; the default for
+-- bf16 since round s35r2, for f16 since s35r4), a group of its own
 -- built for bf16 and f16 only (`dtypes`: no other module changes, no empty
 -- modules; the other dtypes' table entries are -1, which the planner never
 -- reaches) and for value ops only (`values`: TRANS plans take no index

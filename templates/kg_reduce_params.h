@@ -152,9 +152,9 @@ typedef enum kg_red_class {
     KG_RED_SEGW,      /* value reductions of elements of 2 to 8 bytes: short dense rows of A.run elements (one kept
                          dim) as one stream, a chunk of A.tile_rows rows a warp staged in shared memory by cp.async,
                          each lane summing rows (templates/reduce_runt.cuh; tuning seg_rows) */
-    KG_RED_TRANSV,    /* kernels only: TRANS plans of bf16 elements with args.vec 1 (tuning trans_vec): the
-                         input-contiguous side of each tile read in aligned 16-byte vectors, KG_RED_TRANSV_VECS
-                         vectors a row (templates/reduce_transv.cuh; module red_bf16_transv only) */
+    KG_RED_TRANSV,    /* kernels only: TRANS plans of bf16 and f16 elements with args.vec 1 (trans_vec, trans_vec_f16):
+                         the input-contiguous side of a tile read in KG_RED_TRANSV_VECS aligned 16-byte vectors a row,
+                         each at 16, 8 or 4 bytes as its address allows (modules red_bf16_transv and red_f16_transv) */
     KG_RED_CLASS_COUNT
 } kg_red_class;
 

@@ -1,8 +1,8 @@
 /*
- * reduce_transv.cuh - TRANSV (kg_reduce_params.h, tuning trans_vec; the
- * kernel transv, module red_bf16_transv: built for bf16 only, the bundle's
- * headroom under 30 MiB held one such module; the code is for any 2-byte
- * element): TRANS plans (reduce_trans.cuh: outputs scattered in the input's
+ * reduce_transv.cuh - TRANSV (kg_reduce_params.h, tunings trans_vec and
+ * trans_vec_f16; the kernel transv, modules red_bf16_transv and
+ * red_f16_transv, value ops only; the code is for any 2-byte element):
+ * TRANS plans (reduce_trans.cuh: outputs scattered in the input's
  * order) with the input-contiguous side read in aligned 16-byte vectors.
  *
  * The same split of the kept dims as TRANS: `ki` (A.rdims, input offset the

@@ -754,6 +754,23 @@ Test(gpu, max_min_of_small_integers_with_many_ties)
     check_op(KG_RED_MIN, TIES);
 }
 
+/* check_case with values under tuning t (NULL: kg_reduce's default path),
+   the call run twice and required bitwise equal; gpu_tuning is restore
+   afterwards. Expects no wrong result, naming `what` (e.g. "default path")
+   and the seed; returns the count. */
+static int check_twice_under(const kg_red_tuning *t, const kg_red_tuning *restore, kg_reduce_op op, kg_dtype dt,
+                             const rcase *c, const layout *L, const void *h, void *dev, const char *what)
+{
+    gpu_tuning = t;
+    run_twice = 1;
+    const int bad = check_case(op, dt, c, L, h, dev, 1);
+    run_twice = 0;
+    gpu_tuning = restore;
+    cr_expect_eq(bad, 0, "%s(%s) %s: %s: %d wrong results (seed %llu)", kg_red_infos[op].name, kg_dtype_name(dt),
+                 c->name, what, bad, (unsigned long long)kt_seed());
+    return bad;
+}
+
 /* The seeded random sweep: ranks 1..6, random sizes (odd and even, ones),
    random axis sets (sometimes every axis, sometimes keepdim), contiguous,
    permuted and permuted-and-sliced inputs, every op over a random dtype it
@@ -1308,13 +1325,7 @@ static void transv_default_path(kg_dtype dt)
             free(rd);
             free(r0);
             /* the float64 reference on the default path, each call twice and bitwise equal */
-            gpu_tuning = NULL;
-            run_twice = 1;
-            const int bad = check_case(op, dt, c, &L, h, dev, 1);
-            run_twice = 0;
-            gpu_tuning = keep;
-            cr_expect_eq(bad, 0, "%s(%s) %s: default path: %d wrong results (seed %llu)", info->name, kg_dtype_name(dt),
-                         c->name, bad, (unsigned long long)kt_seed());
+            const int bad = check_twice_under(NULL, keep, op, dt, c, &L, h, dev, "default path");
             total += bad;
             calls++;
             kg_free(gpu, dev);
@@ -1482,13 +1493,7 @@ static void flat_fill_default_path(void)
                           (int)p0.args.splits, sms);
                 filled += more;
                 /* the float64 reference on the default path, each call twice and bitwise equal */
-                gpu_tuning = NULL;
-                run_twice = 1;
-                const int bad = check_case(op, dt, c, &L, h, dev, 1);
-                run_twice = 0;
-                gpu_tuning = keep;
-                cr_expect_eq(bad, 0, "%s(%s) %s: default path: %d wrong results (seed %llu)", info->name,
-                             kg_dtype_name(dt), c->name, bad, (unsigned long long)kt_seed());
+                const int bad = check_twice_under(NULL, keep, op, dt, c, &L, h, dev, "default path");
                 total += bad;
                 calls++;
                 kg_free(gpu, dev);
@@ -1689,13 +1694,7 @@ static void runt_cap_shapes(int part)
                               shapes[i].name, p1.args.splits, p0.args.splits);
                 }
                 capped += p1.args.splits < p0.args.splits;
-                gpu_tuning = &cap;
-                run_twice = 1;
-                const int bad = check_case(value_ops[o], dt, &shapes[i], &L, h, dev, 1);
-                run_twice = 0;
-                gpu_tuning = env_tuning;
-                cr_expect_eq(bad, 0, "%s(%s) %s: %d wrong (seed %llu)", info->name, kg_dtype_name(dt), shapes[i].name,
-                             bad, (unsigned long long)kt_seed());
+                check_twice_under(&cap, env_tuning, value_ops[o], dt, &shapes[i], &L, h, dev, "capped");
             }
             kg_free(gpu, dev);
             free(h);
@@ -2276,22 +2275,10 @@ Test(gpu, strided_2_byte_columns_in_colsp_where_waves_allow_every_value_op_twice
                     free(rd);
                 }
                 /* the float64 reference, each call twice and bitwise equal */
-                gpu_tuning = &t;
-                run_twice = 1;
-                const int bad = check_case(op, dt, c, &L, h, dev, 1);
-                run_twice = 0;
-                gpu_tuning = env_tuning;
-                cr_expect_eq(bad, 0, "%s(%s) %s: %d wrong results (seed %llu)", info->name, kg_dtype_name(dt), c->name,
-                             bad, (unsigned long long)kt_seed());
+                const int bad = check_twice_under(&t, env_tuning, op, dt, c, &L, h, dev, "tuned");
                 total += bad;
                 /* the same on the default path (kg_reduce, no tuning) */
-                gpu_tuning = NULL;
-                run_twice = 1;
-                const int bad_d = check_case(op, dt, c, &L, h, dev, 1);
-                run_twice = 0;
-                gpu_tuning = env_tuning;
-                cr_expect_eq(bad_d, 0, "%s(%s) %s: default path: %d wrong results (seed %llu)", info->name,
-                             kg_dtype_name(dt), c->name, bad_d, (unsigned long long)kt_seed());
+                const int bad_d = check_twice_under(NULL, env_tuning, op, dt, c, &L, h, dev, "default path");
                 total += bad_d;
                 calls++;
                 kg_free(gpu, dev);

@@ -845,7 +845,6 @@ static void simulate_stripes(pcheck *c, const kg_red_args *A, int64_t io, int64_
     }
 }
 
-/* Follows the kernel loops of plan p (reduce.cuh) on the host. */
 /* reduce_transv.cuh's loads, replayed on the host: the width the kernel
    loads a lane's 8 elements at (q, a byte address) -- 16, 8 or 4 bytes
    as q's offset from 16 bytes allows, inside the input's extent [lo, hi];
@@ -856,6 +855,52 @@ static int transv_load_width(int64_t q, int64_t lo, int64_t hi)
     if (q >= lo && q + 14 <= hi && !(mis & 3))
         return mis == 0 ? 16 : mis == 8 ? 8 : 4;
     return 2;
+}
+
+/* TRANS / TRANSV: the reduced dims' input strides chain from 1 (the input
+   offset of ki is ki) and their sizes multiply to the plan's inner. */
+static int trans_chained(const kg_red_args *A)
+{
+    int chained = A->rdims.n >= 1 && A->rdims.in[0] == 1;
+    int64_t ki = 1;
+    for (int d = 0; d < A->rdims.n; d++) {
+        chained = chained && (d == 0 || A->rdims.in[d] == A->rdims.in[d - 1] * A->rdims.size[d - 1]);
+        ki *= A->rdims.size[d];
+    }
+    return chained && ki == A->inner;
+}
+
+/* TRANS / TRANSV: visits the elements of every unit, tiles of tki ki x tko
+   ko outputs (nko of them, in ntko tiles) of an outer position, ki tiles
+   fastest, every walk position in order; with check_extent each element's
+   offset must lie within [args.chunk, args.run] (TRANSV's input extent). */
+static void trans_tiles_visit(pcheck *c, const kg_red_args *A, int64_t tki, int64_t tko, int64_t nko, int64_t ntko,
+                              int check_extent)
+{
+    for (int64_t u = 0; u < A->units && !c->bad; u++) {
+        const int64_t o = u / (A->tiles * ntko), rem = u % (A->tiles * ntko), to = rem / A->tiles, ti = rem % A->tiles;
+        int64_t io, oo;
+        outer_of(&A->outer, c->indexed, o, &io, &oo);
+        for (int64_t x = 0; x < tki; x++)
+            for (int64_t yo = 0; yo < tko; yo++) {
+                const int64_t k = ti * tki + x, ko = to * tko + yo;
+                if (k >= A->inner || ko >= nko)
+                    continue;
+                int64_t kout = 0, r = k;
+                for (int d = 0; d < A->rdims.n; d++) {
+                    kout += (r % A->rdims.size[d]) * A->rdims.out[d];
+                    r /= A->rdims.size[d];
+                }
+                wpos w;
+                walk_at(&A->walk, 0, &w);
+                for (int64_t e = 0; e < A->red; e++, walk_step(&A->walk, &w)) {
+                    const int64_t at = io + k + ko * A->inner_idx + w.off;
+                    if (check_extent && (at < A->chunk || at > A->run))
+                        fail(c, "transv element outside the input's extent");
+                    visit(c, oo + kout + ko * A->inner_out, e, at);
+                }
+            }
+    }
 }
 
 /* s35r1 (misaligned address on the GPU, bench t2 [17,1973,500,8]: walk
@@ -917,6 +962,7 @@ static void transv_replay_alignment(pcheck *c, const kg_red_args *A)
         }
 }
 
+/* Follows the kernel loops of plan p (reduce.cuh) on the host. */
 static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
 {
     const kg_red_args *A = &p->args;
@@ -948,43 +994,13 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
            order; args.chunk / args.run the input's extent */
         const int64_t TKI = KG_RED_TRANSV_VECS * 8, TKO = KG_RED_TRANSV_ROWS, nko = A->tile_rows,
                       tko = nko > 0 ? (nko + TKO - 1) / TKO : 0;
-        int chained = A->rdims.n >= 1 && A->rdims.in[0] == 1;
-        int64_t ki = 1;
-        for (int d = 0; d < A->rdims.n; d++) {
-            chained = chained && (d == 0 || A->rdims.in[d] == A->rdims.in[d - 1] * A->rdims.size[d - 1]);
-            ki *= A->rdims.size[d];
-        }
-        if (c->indexed || es != 2 || (c->in->dtype != KG_BF16 && c->in->dtype != KG_F16) || !chained || ki != A->inner || nko < 1 || A->tiles * TKI < A->inner ||
-            (A->tiles - 1) * TKI >= A->inner || A->splits != 1 || p->partial_bytes || A->group != 0 ||
-            A->red > KG_RED_TRANSV_POS || A->chunk != 0 || A->run < 0 || A->units != A->n_out * A->tiles * tko ||
-            (TKI + 7 + 7) / 8 > 32)
+        if (c->indexed || es != 2 || (c->in->dtype != KG_BF16 && c->in->dtype != KG_F16) || !trans_chained(A) ||
+            nko < 1 || A->tiles * TKI < A->inner || (A->tiles - 1) * TKI >= A->inner || A->splits != 1 ||
+            p->partial_bytes || A->group != 0 || A->red > KG_RED_TRANSV_POS || A->chunk != 0 || A->run < 0 ||
+            A->units != A->n_out * A->tiles * tko || (TKI + 7 + 7) / 8 > 32)
             fail(c, "transv geometry out of bounds");
         transv_replay_alignment(c, A);
-        for (int64_t u = 0; u < A->units && !c->bad; u++) {
-            const int64_t o = u / (A->tiles * tko), rem = u % (A->tiles * tko), to = rem / A->tiles,
-                          ti = rem % A->tiles;
-            int64_t io, oo;
-            outer_of(&A->outer, c->indexed, o, &io, &oo);
-            for (int64_t x = 0; x < TKI; x++)
-                for (int64_t yo = 0; yo < TKO; yo++) {
-                    const int64_t k = ti * TKI + x, ko = to * TKO + yo;
-                    if (k >= A->inner || ko >= nko)
-                        continue;
-                    int64_t kout = 0, r = k;
-                    for (int d = 0; d < A->rdims.n; d++) {
-                        kout += (r % A->rdims.size[d]) * A->rdims.out[d];
-                        r /= A->rdims.size[d];
-                    }
-                    wpos w;
-                    walk_at(&A->walk, 0, &w);
-                    for (int64_t e = 0; e < A->red; e++, walk_step(&A->walk, &w)) {
-                        const int64_t at = io + k + ko * A->inner_idx + w.off;
-                        if (at < A->chunk || at > A->run)
-                            fail(c, "transv element outside the input's extent");
-                        visit(c, oo + kout + ko * A->inner_out, e, at);
-                    }
-                }
-        }
+        trans_tiles_visit(c, A, TKI, TKO, nko, tko, 1);
         return;
     }
     if (p->cls == KG_RED_TRANS) {
@@ -992,37 +1008,11 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
            position (ki tiles fastest), ki digits over rdims (input strides
            chained from 1: the input offset is ki), every walk position */
         const int64_t TT = KG_RED_TRANS_TILE, nko = A->tile_rows, tko = nko > 0 ? (nko + TT - 1) / TT : 0;
-        int chained = A->rdims.n >= 1 && A->rdims.in[0] == 1;
-        int64_t ki = 1;
-        for (int d = 0; d < A->rdims.n; d++) {
-            chained = chained && (d == 0 || A->rdims.in[d] == A->rdims.in[d - 1] * A->rdims.size[d - 1]);
-            ki *= A->rdims.size[d];
-        }
-        if (c->indexed || es > 4 || !chained || ki != A->inner || nko < 1 || A->tiles * TT < A->inner ||
+        if (c->indexed || es > 4 || !trans_chained(A) || nko < 1 || A->tiles * TT < A->inner ||
             (A->tiles - 1) * TT >= A->inner || A->splits != 1 || p->partial_bytes || A->group != 0 ||
             A->units != A->n_out * A->tiles * tko)
             fail(c, "trans geometry out of bounds");
-        for (int64_t u = 0; u < A->units && !c->bad; u++) {
-            const int64_t o = u / (A->tiles * tko), rem = u % (A->tiles * tko), to = rem / A->tiles,
-                          ti = rem % A->tiles;
-            int64_t io, oo;
-            outer_of(&A->outer, c->indexed, o, &io, &oo);
-            for (int64_t x = 0; x < TT; x++)
-                for (int64_t yo = 0; yo < TT; yo++) {
-                    const int64_t k = ti * TT + x, ko = to * TT + yo;
-                    if (k >= A->inner || ko >= nko)
-                        continue;
-                    int64_t kout = 0, r = k;
-                    for (int d = 0; d < A->rdims.n; d++) {
-                        kout += (r % A->rdims.size[d]) * A->rdims.out[d];
-                        r /= A->rdims.size[d];
-                    }
-                    wpos w;
-                    walk_at(&A->walk, 0, &w);
-                    for (int64_t e = 0; e < A->red; e++, walk_step(&A->walk, &w))
-                        visit(c, oo + kout + ko * A->inner_out, e, io + k + ko * A->inner_idx + w.off);
-                }
-        }
+        trans_tiles_visit(c, A, TT, TT, nko, tko, 0);
         return;
     }
     if (p->cls == KG_RED_SLAB) {

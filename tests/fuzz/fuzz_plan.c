@@ -68,8 +68,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     kg_context *ctx = claimed(fz_byte(&f));
     kg_red_tuning tuning;
     static kg_red_tuning (*const forced_tuning[])(void) = {
-        kg_red_force_slab,     kg_red_force_trans, kg_red_force_runs,       kg_red_force_chain,
-        kg_red_force_runt_any, kg_red_force_segw,  kg_red_force_strided_occ};
+        kg_red_force_slab,     kg_red_force_trans, kg_red_force_runs,        kg_red_force_chain,
+        kg_red_force_runt_any, kg_red_force_segw,  kg_red_force_strided_occ, kg_red_force_transv};
     if (family == 1 && k)
         tuning = forced_tuning[(k - 1) % (sizeof forced_tuning / sizeof forced_tuning[0])]();
     if (family == 0 && k)
