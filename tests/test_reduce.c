@@ -771,6 +771,46 @@ static int check_twice_under(const kg_red_tuning *t, const kg_red_tuning *restor
     return bad;
 }
 
+/* A case's input for op over dt in layout L: the host copy h (RANDOM, or
+   NEAR_ONE for prod; 5 NaNs planted where the op keeps them: max, min,
+   argmax, argmin), its device copy dev, the strided view `in` of it and a
+   placeholder out (address 256: for planning and strided_p_result) of n_out
+   elements. unstage_input frees both copies. */
+typedef struct staged_input {
+    void *h, *dev;
+    kg_tensor in, out;
+    int64_t n_out;
+} staged_input;
+
+static staged_input stage_input(kg_reduce_op op, kg_dtype dt, const rcase *c, const layout *L, uint64_t *rng)
+{
+    const kg_red_info *info = &kg_red_infos[op];
+    const size_t es = kg_dtype_size(dt);
+    staged_input s;
+    s.h = malloc((size_t)L->alloc * es);
+    fill_input(s.h, dt, L->alloc, op == KG_RED_PROD ? NEAR_ONE : RANDOM, rng);
+    if (info->nonempty) /* NaNs in a few outputs (they propagate) */
+        for (int k = 0; k < 5; k++)
+            kt_set(s.h, dt, (int64_t)(kt_next(rng) % (uint64_t)L->alloc), NAN);
+    s.dev = kt_alloc(gpu, (size_t)L->alloc * es);
+    kt_upload(gpu, s.dev, s.h, (size_t)L->alloc * es);
+    s.in = kg_tensor_contiguous((char *)s.dev + L->offset * (int64_t)es, dt, c->ndim, c->shape);
+    memcpy(s.in.strides, L->strides, sizeof s.in.strides);
+    int64_t os[KG_MAX_DIMS];
+    const int ond = case_out_shape(c, os);
+    s.n_out = 1;
+    for (int k = 0; k < ond; k++)
+        s.n_out *= os[k];
+    s.out = kg_tensor_contiguous((void *)(uintptr_t)256, info->out[dt], ond, os);
+    return s;
+}
+
+static void unstage_input(staged_input *s)
+{
+    kg_free(gpu, s->dev);
+    free(s->h);
+}
+
 /* The seeded random sweep: ranks 1..6, random sizes (odd and even, ones),
    random axis sets (sometimes every axis, sometimes keepdim), contiguous,
    permuted and permuted-and-sliced inputs, every op over a random dtype it
@@ -1286,27 +1326,15 @@ static void transv_default_path(kg_dtype dt)
                 continue;
             const rcase *c = &transv_default_cases[i];
             const layout L = layout_of(c);
-            const size_t es = kg_dtype_size(dt), oes = kg_dtype_size(info->out[dt]);
-            void *h = malloc((size_t)L.alloc * es);
-            fill_input(h, dt, L.alloc, op == KG_RED_PROD ? NEAR_ONE : RANDOM, &rng);
-            if (info->nonempty) /* max, min: NaNs in a few outputs (they propagate) */
-                for (int k = 0; k < 5; k++)
-                    kt_set(h, dt, (int64_t)(kt_next(&rng) % (uint64_t)L.alloc), NAN);
-            void *dev = kt_alloc(gpu, (size_t)L.alloc * es);
-            kt_upload(gpu, dev, h, (size_t)L.alloc * es);
-            kg_tensor in = kg_tensor_contiguous((char *)dev + L.offset * (int64_t)es, dt, c->ndim, c->shape);
-            memcpy(in.strides, L.strides, sizeof in.strides);
-            int64_t os[KG_MAX_DIMS], n_out = 1;
-            const int ond = case_out_shape(c, os);
-            for (int k = 0; k < ond; k++)
-                n_out *= os[k];
-            kg_tensor out = kg_tensor_contiguous((void *)(uintptr_t)256, info->out[dt], ond, os);
+            const size_t oes = kg_dtype_size(info->out[dt]);
+            staged_input s = stage_input(op, dt, c, &L, &rng);
             /* the plans: kg_reduce's (the default tuning) and trans_vec 0's */
             kg_red_plan pd, p0;
-            cr_assert_eq(kg_reduce_plan(gpu, op, &out, NULL, &in, c->axes, c->n_axes, c->keepdim, sms, &pd), KG_OK,
+            cr_assert_eq(kg_reduce_plan(gpu, op, &s.out, NULL, &s.in, c->axes, c->n_axes, c->keepdim, sms, &pd), KG_OK,
                          "%s", kg_errmsg(gpu));
-            cr_assert_eq(kg_reduce_plan_tuned(gpu, op, &out, NULL, &in, c->axes, c->n_axes, c->keepdim, sms, &t0, &p0),
-                         KG_OK, "%s", kg_errmsg(gpu));
+            cr_assert_eq(
+                kg_reduce_plan_tuned(gpu, op, &s.out, NULL, &s.in, c->axes, c->n_axes, c->keepdim, sms, &t0, &p0),
+                KG_OK, "%s", kg_errmsg(gpu));
             const int vec = pd.cls == KG_RED_TRANS && pd.args.vec == 1;
             cr_expect(vec, "%s(%s) %s: the default plan is not TRANSV (class %d vec %d, %d SMs)", info->name,
                       kg_dtype_name(dt), c->name, (int)pd.cls, (int)pd.args.vec, sms);
@@ -1316,20 +1344,19 @@ static void transv_default_path(kg_dtype dt)
             total += !vec || p0.cls != KG_RED_TRANS || p0.args.vec != 0;
             in_vectors += vec;
             /* TRANS's bits, value for value */
-            void *rd = strided_p_result(op, &in, c, NULL, n_out, &out); /* the default path */
-            void *r0 = strided_p_result(op, &in, c, &t0, n_out, &out);
-            const int eq = memcmp(rd, r0, (size_t)n_out * oes) == 0;
+            void *rd = strided_p_result(op, &s.in, c, NULL, s.n_out, &s.out); /* the default path */
+            void *r0 = strided_p_result(op, &s.in, c, &t0, s.n_out, &s.out);
+            const int eq = memcmp(rd, r0, (size_t)s.n_out * oes) == 0;
             cr_expect(eq, "%s(%s) %s: the default path's values differ from trans_vec 0's (TRANS's) bits", info->name,
                       kg_dtype_name(dt), c->name);
             total += !eq;
             free(rd);
             free(r0);
             /* the float64 reference on the default path, each call twice and bitwise equal */
-            const int bad = check_twice_under(NULL, keep, op, dt, c, &L, h, dev, "default path");
+            const int bad = check_twice_under(NULL, keep, op, dt, c, &L, s.h, s.dev, "default path");
             total += bad;
             calls++;
-            kg_free(gpu, dev);
-            free(h);
+            unstage_input(&s);
         }
     }
     cr_log_info("%s default path (trans_vec %d, trans_vec_f16 %d, %d SMs): %d calls, %d planned in vectors",
@@ -1466,26 +1493,14 @@ static void flat_fill_default_path(void)
                     continue;
                 const rcase *c = &flat_fill_default_cases[i];
                 const layout L = layout_of(c);
-                const size_t es = kg_dtype_size(dt);
-                void *h = malloc((size_t)L.alloc * es);
-                fill_input(h, dt, L.alloc, op == KG_RED_PROD ? NEAR_ONE : RANDOM, &rng);
-                if (info->nonempty) /* max, min: NaNs in a few outputs (they propagate) */
-                    for (int k = 0; k < 5; k++)
-                        kt_set(h, dt, (int64_t)(kt_next(&rng) % (uint64_t)L.alloc), NAN);
-                void *dev = kt_alloc(gpu, (size_t)L.alloc * es);
-                kt_upload(gpu, dev, h, (size_t)L.alloc * es);
-                kg_tensor in = kg_tensor_contiguous((char *)dev + L.offset * (int64_t)es, dt, c->ndim, c->shape);
-                memcpy(in.strides, L.strides, sizeof in.strides);
-                int64_t os[KG_MAX_DIMS];
-                const int ond = case_out_shape(c, os);
-                kg_tensor out = kg_tensor_contiguous((void *)(uintptr_t)256, info->out[dt], ond, os);
+                staged_input s = stage_input(op, dt, c, &L, &rng);
                 /* the plans: kg_reduce's (the default tuning) and flat_fill 0's */
                 kg_red_plan pd, p0;
-                cr_assert_eq(kg_reduce_plan(gpu, op, &out, NULL, &in, c->axes, c->n_axes, c->keepdim, sms, &pd), KG_OK,
-                             "%s", kg_errmsg(gpu));
-                cr_assert_eq(kg_reduce_plan_tuned(gpu, op, &out, NULL, &in, c->axes, c->n_axes, c->keepdim, sms, &t0,
-                                                  &p0),
+                cr_assert_eq(kg_reduce_plan(gpu, op, &s.out, NULL, &s.in, c->axes, c->n_axes, c->keepdim, sms, &pd),
                              KG_OK, "%s", kg_errmsg(gpu));
+                cr_assert_eq(
+                    kg_reduce_plan_tuned(gpu, op, &s.out, NULL, &s.in, c->axes, c->n_axes, c->keepdim, sms, &t0, &p0),
+                    KG_OK, "%s", kg_errmsg(gpu));
                 const int more = pd.cls == KG_RED_FLAT && pd.args.group != 32 && p0.cls == KG_RED_FLAT &&
                                  pd.args.splits > p0.args.splits;
                 cr_expect(more, "%s(%s) %s: the default plan did not fill (class %d / %d, splits %d / %d, %d SMs)",
@@ -1493,11 +1508,10 @@ static void flat_fill_default_path(void)
                           (int)p0.args.splits, sms);
                 filled += more;
                 /* the float64 reference on the default path, each call twice and bitwise equal */
-                const int bad = check_twice_under(NULL, keep, op, dt, c, &L, h, dev, "default path");
+                const int bad = check_twice_under(NULL, keep, op, dt, c, &L, s.h, s.dev, "default path");
                 total += bad;
                 calls++;
-                kg_free(gpu, dev);
-                free(h);
+                unstage_input(&s);
             }
         }
     cr_log_info("default path (flat_fill %d to %d, %d SMs): %d calls, %d with filled splits",
@@ -2206,36 +2220,24 @@ Test(gpu, strided_2_byte_columns_in_colsp_where_waves_allow_every_value_op_twice
                     continue;
                 const rcase *c = &strided_p_cases[i];
                 const layout L = layout_of(c);
-                const size_t es = kg_dtype_size(dt);
-                void *h = malloc((size_t)L.alloc * es);
-                fill_input(h, dt, L.alloc, op == KG_RED_PROD ? NEAR_ONE : RANDOM, &rng);
-                if (info->nonempty) /* max, min, argmax: NaNs in a few outputs' columns (they propagate) */
-                    for (int k = 0; k < 5; k++)
-                        kt_set(h, dt, (int64_t)(kt_next(&rng) % (uint64_t)L.alloc), NAN);
-                void *dev = kt_alloc(gpu, (size_t)L.alloc * es);
-                kt_upload(gpu, dev, h, (size_t)L.alloc * es);
-                kg_tensor in = kg_tensor_contiguous((char *)dev + L.offset * (int64_t)es, dt, c->ndim, c->shape);
-                memcpy(in.strides, L.strides, sizeof in.strides);
-                int64_t os[KG_MAX_DIMS], n_out = 1;
-                const int ond = case_out_shape(c, os);
-                for (int k = 0; k < ond; k++)
-                    n_out *= os[k];
-                kg_tensor out = kg_tensor_contiguous((void *)(uintptr_t)256, info->out[dt], ond, os);
-                kg_tensor idx = kg_tensor_contiguous((void *)(uintptr_t)512, KG_I64, ond, os);
+                staged_input s = stage_input(op, dt, c, &L, &rng);
+                kg_tensor idx = kg_tensor_contiguous((void *)(uintptr_t)512, KG_I64, s.out.ndim, s.out.shape);
                 /* the plans: main's, cols_strided_occ 3's, and the rule's pick under 4 on this device */
                 kg_red_tuning t3 = t0;
                 t3.cols_strided_occ = 3;
                 kg_red_plan p0, p3, p4;
-                const kg_tensor *o_ = info->indexed ? NULL : &out, *x_ = info->indexed ? &idx : NULL;
-                cr_assert_eq(kg_reduce_plan_tuned(gpu, op, o_, x_, &in, c->axes, c->n_axes, c->keepdim, sms, &t0, &p0),
-                             KG_OK, "%s", kg_errmsg(gpu));
-                cr_assert_eq(kg_reduce_plan_tuned(gpu, op, o_, x_, &in, c->axes, c->n_axes, c->keepdim, sms, &t3, &p3),
-                             KG_OK, "%s", kg_errmsg(gpu));
-                cr_assert_eq(kg_reduce_plan_tuned(gpu, op, o_, x_, &in, c->axes, c->n_axes, c->keepdim, sms, &t, &p4),
+                const kg_tensor *o_ = info->indexed ? NULL : &s.out, *x_ = info->indexed ? &idx : NULL;
+                cr_assert_eq(
+                    kg_reduce_plan_tuned(gpu, op, o_, x_, &s.in, c->axes, c->n_axes, c->keepdim, sms, &t0, &p0), KG_OK,
+                    "%s", kg_errmsg(gpu));
+                cr_assert_eq(
+                    kg_reduce_plan_tuned(gpu, op, o_, x_, &s.in, c->axes, c->n_axes, c->keepdim, sms, &t3, &p3), KG_OK,
+                    "%s", kg_errmsg(gpu));
+                cr_assert_eq(kg_reduce_plan_tuned(gpu, op, o_, x_, &s.in, c->axes, c->n_axes, c->keepdim, sms, &t, &p4),
                              KG_OK, "%s", kg_errmsg(gpu));
                 /* the default path's plan (what kg_reduce launches): the one under 4 */
                 kg_red_plan pd;
-                cr_assert_eq(kg_reduce_plan(gpu, op, o_, x_, &in, c->axes, c->n_axes, c->keepdim, sms, &pd), KG_OK,
+                cr_assert_eq(kg_reduce_plan(gpu, op, o_, x_, &s.in, c->axes, c->n_axes, c->keepdim, sms, &pd), KG_OK,
                              "%s", kg_errmsg(gpu));
                 cr_expect(memcmp(&pd, &p4, sizeof pd) == 0,
                           "%s(%s) %s: the default's plan is not cols_strided_occ 4's (occ %d grid %u; under 4 occ %d "
@@ -2255,14 +2257,14 @@ Test(gpu, strided_2_byte_columns_in_colsp_where_waves_allow_every_value_op_twice
                 if (!info->indexed) {
                     /* main's bits, where the plans differ only by the kernel */
                     const size_t oes = kg_dtype_size(info->out[dt]);
-                    void *r0 = strided_p_result(op, &in, c, &t0, n_out, &out);
-                    void *r1 = strided_p_result(op, &in, c, &t, n_out, &out);
-                    void *rd = strided_p_result(op, &in, c, NULL, n_out, &out); /* the default path */
-                    const int eq = memcmp(r0, r1, (size_t)n_out * oes) == 0;
-                    cr_expect(memcmp(rd, r1, (size_t)n_out * oes) == 0,
+                    void *r0 = strided_p_result(op, &s.in, c, &t0, s.n_out, &s.out);
+                    void *r1 = strided_p_result(op, &s.in, c, &t, s.n_out, &s.out);
+                    void *rd = strided_p_result(op, &s.in, c, NULL, s.n_out, &s.out); /* the default path */
+                    const int eq = memcmp(r0, r1, (size_t)s.n_out * oes) == 0;
+                    cr_expect(memcmp(rd, r1, (size_t)s.n_out * oes) == 0,
                               "%s(%s) %s: the default path's results differ from cols_strided_occ 4's bits", info->name,
                               kg_dtype_name(dt), c->name);
-                    total += memcmp(rd, r1, (size_t)n_out * oes) != 0;
+                    total += memcmp(rd, r1, (size_t)s.n_out * oes) != 0;
                     const int must = !cand || (p0.args.splits == p4.args.splits && p0.args.cw == p4.args.cw &&
                                                p0.args.tiles == p4.args.tiles && p0.args.chunk == p4.args.chunk);
                     if (must)
@@ -2275,14 +2277,13 @@ Test(gpu, strided_2_byte_columns_in_colsp_where_waves_allow_every_value_op_twice
                     free(rd);
                 }
                 /* the float64 reference, each call twice and bitwise equal */
-                const int bad = check_twice_under(&t, env_tuning, op, dt, c, &L, h, dev, "tuned");
+                const int bad = check_twice_under(&t, env_tuning, op, dt, c, &L, s.h, s.dev, "tuned");
                 total += bad;
                 /* the same on the default path (kg_reduce, no tuning) */
-                const int bad_d = check_twice_under(NULL, env_tuning, op, dt, c, &L, h, dev, "default path");
+                const int bad_d = check_twice_under(NULL, env_tuning, op, dt, c, &L, s.h, s.dev, "default path");
                 total += bad_d;
                 calls++;
-                kg_free(gpu, dev);
-                free(h);
+                unstage_input(&s);
             }
         }
     }
