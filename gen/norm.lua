@@ -98,15 +98,18 @@ local function variant(c, op, dt)
 end
 M.variant = variant
 
--- Classes the planner takes only under a tuning, left out of the 2-byte
--- modules (their first use, norm_bf16 / norm_f16, took 11.4 / 11.1 ms on the
--- H200 of 2026-12-02 with them; the limit is 10): class -> the class whose
--- kernel the table holds instead (same geometry), or nil. LEAN4L / LEAN8L
--- (the LOOSE tuning), LEAN4_RESC (the residual form's variant 1), and the
--- 2-byte layer_norm's LEAN8C (variant 1; its default is LEAN8S) and LEAN16
--- (which the planner takes for rms_norm alone).
+-- Classes the planner takes only under a tuning, left out of the modules:
+-- class -> the class whose kernel the table holds instead (same geometry),
+-- or nil. First the 2-byte modules (their first use, norm_bf16 / norm_f16,
+-- took 11.4 / 11.1 ms on the H200 of 2026-12-02 with them; the limit is 10),
+-- since session 37 (the bundle's size) f32 and f64 too: LEAN4L / LEAN8L (the
+-- LOOSE tuning), LEAN4_RESC (the residual form's variant 1), and the
+-- layer_norm's LEAN8C (variant 1; the 2-byte default is LEAN8S, and the f32
+-- default's LEAN8C of 512 lanes turns into LEAN8P by the PF rule) and LEAN16
+-- (which the planner takes for the 2-byte rms_norm alone). No default plan
+-- reaches them (runtime/norm.c: loose and variant are 0 in the zeroed
+-- tuning); under the tuning the base kernel runs the same geometry.
 local function tuning_only(c, op, dt)
-  if dt.size ~= 2 then return nil end
   if c == "lean4l" then return "lean4" end
   if c == "lean8l" or (op.name == "layer_norm" and (c == "lean8c" or c == "lean16")) then return "lean8" end
   if c == "lean4_resc" then return "lean4_res" end
@@ -377,8 +380,8 @@ function M.generate(G)
       table_[op.id][dt.index] = {}
       f.variants = {}
       f.leanu = dt.name ~= "f64"
-      -- LEAN4L / LEAN8L: not in the 2-byte modules (tuning_only)
-      f.loose = dt.size ~= 2
+      -- LEAN4L / LEAN8L: in no module since session 37 (tuning_only)
+      f.loose = false
       -- LEANU4S / LEANU8S bounds: the 2-byte types' 8 vectors a lane, and
       -- their layer_norm's 4, in 80 registers (a 768-lane bound: <= 512
       -- lanes a row; ptxas spilled them at 64)

@@ -59,7 +59,8 @@ typedef struct kg_norm_tuning {
                        (ROWS) */
     int group;      /* LEAN: at least this many lanes a row (a power of two <= 1024) */
     int col_splits; /* COLS: slices of the normalized dim per column tile */
-    int loose;      /* 1: LEAN by the LEAN4L / LEAN8L classes (<= 512 lanes, 128 registers) */
+    int loose;      /* 1: LEAN by the LEAN4L / LEAN8L classes (<= 512 lanes; no module has their kernels since
+                       session 37: the table holds LEAN4's / LEAN8's, gen/norm.lua tuning_only) */
     int leanu;      /* contiguous rows vectors do not tile: 0 LEANU (the default), 4 or 8 its vectors a
                        lane, -1 none (STRIDED) */
     int variant;    /* LEAN8 of the norms, <= 512 lanes: 1 LEAN8C, 2 LEAN8S (elsewhere LEAN8), -1 plain LEAN
