@@ -208,7 +208,12 @@ M.sm90_persist_plain = {
   [128] = M.sm90_persist[128],
 }
 -- Forced only (session 21): "base", the D 32 / 64 kernel as before session
--- 21, the same-process twin for comparisons and the bits tests.
+-- 21, the same-process twin for comparisons and the bits tests. Since
+-- session 37 generated for no dtype (its modules attn90b_f16 / attn90b_bf16,
+-- 64,808 bytes, made room in the bundle for new kernels; no default plan
+-- took it): the variant's enum and this configuration stay, its table
+-- entries are empty, so a force of it does not take (runtime/attention.c's
+-- has_variant) and the runtime plans as without the force.
 M.sm90_persist_base = {
   [32] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
   [64] = { nwg = 3, bn = 128, ks = 3, nf = true, ws = true, pc = true, sh = "causal" },
@@ -465,11 +470,13 @@ local variants = {
       return kind == "causal" and plan_sm90(dt, d, kind, M.sm90_persist_pp, true, true) or nil
     end,
     sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent with the ping-pong turns" },
-  { enum = "KG_ATTN_V_HOPPER_PERSIST_BASE", name = "Hopper persistent base", prefix = "attn90b_", dtypes = sm90_dtypes,
+  -- (no dtypes since session 37: no modules; M.sm90_persist_base above)
+  { enum = "KG_ATTN_V_HOPPER_PERSIST_BASE", name = "Hopper persistent base", prefix = "attn90b_", dtypes = {},
     plan = function(dt, d, kind)
       return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_base, false, true) or nil
     end,
-    sm90a = true, include = "attention_sm90.cuh", what = "Hopper persistent as before session 21 (D 32, 64)" },
+    sm90a = true, include = "attention_sm90.cuh",
+    what = "Hopper persistent as before session 21 (D 32, 64); no kernels since session 37" },
   { enum = "KG_ATTN_V_HOPPER_PERSIST_F2", name = "Hopper persistent f2", prefix = "attn90f_", dtypes = sm90_dtypes,
     plan = function(dt, d, kind)
       return kind ~= "mask" and plan_sm90(dt, d, kind, M.sm90_persist_f2, false, true) or nil
