@@ -16,7 +16,8 @@ M.tperm_groups = { "core", "cast" }
 -- The kernels a copy's tperm module holds for it, in module order (those a
 -- dtype's copy has; below): kg_ew_table.h's kg_ew_tpk (KG_EW_TPK_<NAME>)
 -- and kg_ew_table.c's kg_ew_copy_tpk (each one's offset from the copy's
--- tperm kernel, by dtype), which the runtime launches them by.
+-- tperm kernel, by dtype), which the runtime launches them by (tchunk: no
+-- dtype's copy has it since session 37, -1 everywhere).
 M.tperm_kernels = { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperma", "tperms", "tplanem", "tpermc" }
 
 local common = require("common")
@@ -204,11 +205,11 @@ function M.generate(G)
                                 desc = f.desc .. " [slabs of whole output rows, 16-byte chunks]" })
           assert(ks == kv + 1)
           at.tslab = ks
-          -- and <op>_tchunk (tiles of aligned 16-byte chunks on both sides) after it
-          local kc = G:kernel({ name = f.name .. "_tchunk", module = module, vec = f.vec,
-                                desc = f.desc .. " [tiles of aligned 16-byte chunks, two stages]" })
-          assert(kc == ks + 1)
-          at.tchunk = kc
+          -- (<op>_tchunk, tiles of aligned 16-byte chunks on both sides, came
+          -- after it until session 37: forced only, it lost every measured
+          -- row (runtime/elementwise.c, tchunk_mode), and its 7 kernels
+          -- (about 65 KB) made room in the bundle; kg_ew_copy_tpk holds -1)
+          local kc = ks
           -- and after it, for 2-byte elements, <op>_tperma (tperm's tiles at
           -- 6 blocks per SM; elementwise_tpa.cuh), for 4-byte elements
           -- <op>_tperms (tperm's tiles with output rows cut at 32-byte
@@ -252,9 +253,9 @@ function M.generate(G)
       end
       G:write(name .. ".cu", G:render("elementwise.cu", {
         header = G.header("templates/elementwise.cu and gen/catalogue.lua"),
-        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = dt.size == 2 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperma", "tperms", "tplanem", "tpermc" }
-          or dt.size == 4 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk", "tperms", "tplanem" }
-          or { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tchunk" },
+        dtype = dt, group = table.concat(M.tperm_groups, " and "), functors = set.functors, variants = dt.size == 2 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tperma", "tperms", "tplanem", "tpermc" }
+          or dt.size == 4 and { "tperm", "tperm2", "rowsv", "tplanev", "tslab", "tperms", "tplanem" }
+          or { "tperm", "tperm2", "rowsv", "tplanev", "tslab" },
         include = dt.size == 2 and "elementwise_tpc.cuh" or dt.size == 4 and "elementwise_tph.cuh" or "elementwise_tperm.cuh",
         tperm = true,
       }))

@@ -224,7 +224,11 @@ static int gather_rot = 2;
 /* copies by tiles of aligned 16-byte chunks (<op>_tchunk): 0 never (the
    default), 1 wherever planned (KG_EW_TUNE_TCHUNK); tchunk_cq output chunks
    a tile row (0: KG_TC_CQ_MAX), tchunk_tpb tiles a block. A candidate
-   (forced-only). Its first form (tiles widened by M - 1 input rows so that
+   (forced-only). Since session 37 the bundle holds no tchunk kernel (its 7
+   kernels, about 65 KB, made room for new kernels; gen/elementwise.lua):
+   kg_ew_copy_tpk's entry is -1, and the tuning or the force plans as without
+   it (the plan, kg_ew_plan_tchunk, stays, with its CPU tests). Its first
+   form (tiles widened by M - 1 input rows so that
    every output chunk came whole from one tile, two cp.async stages,
    swizzled stage) lost on H200 runs s17r2/s17r3 (same process, tperm
    default -> tchunk, % of copy, 2 tiles a block: f32 6007x5003^T 73.6 ->
@@ -1490,9 +1494,10 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         return st == KG_OK ? kg_ok(ctx) : st;
     }
     /* tplanev (kg_ew_plan_tplane), else tslab (kg_ew_plan_tslab), else
-       tchunk (kg_ew_plan_tchunk): copies, not dense; by the default choice
+       tchunk (kg_ew_plan_tchunk, where the bundle has its kernel: none since
+       session 37): copies, not dense; by the default choice
        (KG_EW_TUNE_TPERM 0) or forced. Their kernels follow rowsv: tplanev,
-       tslab, tchunk. */
+       tslab (tchunk until session 37). */
     const int by_default = force < 0 && tperm_mode == 0;
     if ((by_default || force == KG_EW_TPLANE || force == KG_EW_TSLAB || force == KG_EW_TCHUNK ||
          force == KG_EW_TPLANEM) &&
@@ -1529,7 +1534,9 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
             st = kg_launch(ctx, tperm_k + kc[KG_EW_TPK_TSLAB], (dim3){tz.slabs, 1, 1}, threads, args, smem);
             return st == KG_OK ? kg_ok(ctx) : st;
         }
-        if ((force == KG_EW_TCHUNK || force < 0) && kg_ew_plan_tchunk(&L, kg_dtype_size(dt), &tc, &smem)) {
+        /* (no dtype's copy has a tchunk kernel since session 37: -1) */
+        if ((force == KG_EW_TCHUNK || force < 0) && kc[KG_EW_TPK_TCHUNK] >= 0 &&
+            kg_ew_plan_tchunk(&L, kg_dtype_size(dt), &tc, &smem)) {
             void *args[] = {&p, &tc};
             ctx->test_last[KGI_TEST_EW_VARIANT] = KG_EW_TCHUNK;
             st = kg_launch(ctx, tperm_k + kc[KG_EW_TPK_TCHUNK], (dim3){(tc.tiles + tc.tpb - 1) / tc.tpb, 1, 1}, threads,
@@ -1593,8 +1600,8 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         const int pair = n_in == 1 && tperm_pair && es_max <= 2 && !tp.rect;
         tp.words = (uint32_t)words_ok(&tp, &p, n_in, dt, out->dtype);
         /* 4-byte copies: <op>_tperms (output rows cut at sectors,
-           elementwise_tph.cuh), one block a tile; after tchunk (tperm, rowsv,
-           tplanev, tslab, tchunk, tperms) */
+           elementwise_tph.cuh), one block a tile; after tslab (tperm, rowsv,
+           tplanev, tslab, tperms) */
         if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype && kg_dtype_size(dt) == 4 && kg_ew_tperms_ok(&tp) &&
             (tperms_mode == 1 || force == KG_EW_TPERMS ||
              (tperms_mode == 2 && force < 0 && tperm_mode == 0 && kg_ew_tperms_by_default(&tp, p.out)))) {
@@ -1606,7 +1613,7 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
         /* 2-byte copies by words: <op>_tperms (elementwise_tpw.cuh, or
            the second form, elementwise_tpx.cuh, which also takes the copies
            that pair elements) with its own plan, after tperma (tperm,
-           tperm2, rowsv, tplanev, tslab, tchunk, tperma, tperms) */
+           tperm2, rowsv, tplanev, tslab, tperma, tperms) */
         kg_tperm tw;
         if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype && kg_dtype_size(dt) == 2 &&
             (force == KG_EW_TPERMS ||
@@ -1634,8 +1641,8 @@ kg_status kg_elementwise(kg_context *ctx, kg_op op, const kg_tensor *out, const 
                            0);
             break;
         }
-        /* <op>_tperma: after tchunk (tperm, tperm2, rowsv, tplanev, tslab,
-           tchunk, tperma) */
+        /* <op>_tperma: after tslab (tperm, tperm2, rowsv, tplanev, tslab,
+           tperma) */
         if (op == KG_OP_COPY && n_in == 1 && dt == out->dtype && kg_dtype_size(dt) == 2 && !tp.rect && !tp.words &&
             (tperma_mode == 1 || force == KG_EW_TPERMA ||
              (tperma_mode == 2 && force < 0 && tperm_mode == 0 && kg_ew_tperma_by_default(&tp)))) {

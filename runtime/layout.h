@@ -268,7 +268,8 @@ void kgi_layout_to_nd64(const kgi_layout *L, kg_nd64 *out);
      elements;
    KG_EW_TUNE_TCHUNK: copies that kg_ew_plan_tchunk plans run <op>_tchunk
      where no plane or slab serves them: 0 never (the default), 1 always
-     (under the default choice, KG_EW_TUNE_TPERM 0; or forced);
+     (under the default choice, KG_EW_TUNE_TPERM 0; or forced); since
+     session 37 the bundle holds no tchunk kernel: 1 plans as 0;
    KG_EW_TUNE_TCHUNK_CQ: tchunk's output chunks a tile row (1 to 64, at
      most KG_TC_CQ_MAX; 0, the default: KG_TC_CQ_MAX);
    KG_EW_TUNE_TCHUNK_TPB: tchunk's tiles a block (1 to 4096, default 1);
