@@ -475,7 +475,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(cols_runs_kept), F(flatw_kept),
                   F(cols_runs_fold), F(run_tiles), F(run_tiles_vb), F(run_tiles_vb_min), F(run_tiles_units),
                   F(seg_rows), F(run_tiles_cap), F(run_tiles_cap_units), F(rows_stripes),
-                  F(cols_strided_occ), F(trans_vec), F(trans_vec_f16)};
+                  F(cols_strided_occ), F(trans_vec), F(trans_vec_f16), F(flatw_ragged)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1081,16 +1081,43 @@ static int plan_flatw(kg_red_plan *plan, const kg_red_info *info, const kg_tenso
     const int64_t n = smul(mid, P), outer = n_out / cols, G = P / gcd64(P, V);
     if (di != nr || G > 32 || (a == 1 && mid == 1) || (a > 1 && nr == 1) || (T->flat_warp < 2 && (a > 1 || nb > 1)) ||
         smul(a, (int64_t)es) > T->flat_warp_run || smul(n, nb) < T->flat_warp_min || smul(n, nb) > T->flat_warp_max ||
-        outer < smul(sm, T->flat_warp_units) || n >= ((int64_t)1 << 31))
+        n >= ((int64_t)1 << 31))
         return 0;
+    int ragged = 0;
+    int64_t extent = 1;
     if (nb > 1) { /* blocks of whole aligned vectors: every block's start aligned */
         int ok = n % V == 0 && S % V == 0 && kgi_aligned(in->data, 16);
         for (int d = 1; d < nk; d++)
             ok = ok && K[d].in % V == 0;
-        if (!ok)
-            return 0;
+        if (!ok) {
+            /* flatw_ragged: blocks whose starts are whole periods (P divides
+               the vector) and at least 128 bytes (the covering vectors read
+               at most an eighth more), read in the aligned vectors that cover
+               them (the input aligned: none starts before it; args.tiles its
+               extent in elements: a vector past it is read element by
+               element), in the flatwr kernel (modules of bf16, f16, f32 and
+               i32) */
+            const kg_dtype dt = in->dtype;
+            ok = T->flatw_ragged > 0 && (dt == KG_BF16 || dt == KG_F16 || dt == KG_F32 || dt == KG_I32) &&
+                 V % P == 0 && S % P == 0 && S > 0 && smul(n, (int64_t)es) >= 128 && kgi_aligned(in->data, 16);
+            for (int d = 1; d < nk; d++)
+                ok = ok && K[d].in % P == 0;
+            if (!ok)
+                return 0;
+            ragged = 1;
+            extent = 1;
+            for (int d = 0; d < in->ndim; d++)
+                if (in->shape[d] > 1)
+                    extent += (in->shape[d] - 1) * in->strides[d];
+        }
     }
+    if (outer < smul(sm, ragged ? T->flatw_ragged : T->flat_warp_units))
+        return 0;
     plan_flatw_fill(plan, K, nk, outer, G, cols, a, mid, nb, w);
+    if (ragged) { /* flatw_ragged (kg_red_flatw_v, mode 2) */
+        A->vec = 1;
+        A->tiles = extent;
+    }
     A->walk.in[0] = S;
     A->units = outer;
     w->red = red;

@@ -230,6 +230,14 @@ typedef struct kg_red_tuning {
                                0: off (TRANS's one element a load). Default 128 since session 35's H100 round s35r4
                                (the 7 rows it changes, f16 class cases t0-t6, geomean x1.292, min x1.171 (t4); t0
                                38.7% -> 53.4% of copy, as bf16's TRANSV) */
+    int flatw_ragged;       /* (with flat, flat_warp 2) FLATW's blocks (one reduced dim outside the slab, R_out blocks
+                               at a stride) whose starts are not whole vectors: where the period P = a x K divides the
+                               vector and every block start is a multiple of P elements (the input 16-byte aligned,
+                               its extent ending on 16 bytes), each block read in the aligned 16-byte vectors that
+                               cover it, the elements outside it dropped (args.vec 1; templates/reduce_flatw.cuh),
+                               where the outer positions give each multiprocessor at least flatw_ragged warps (in
+                               place of flat_warp_units); 0: off (those plans keep their class), the default:
+                               session 36's candidate for sweep #196 (K4 R97 under K511 R17, COLS 8-byte loads) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

@@ -19,7 +19,14 @@
    (q mod P) / a. A single block moves in 16-byte vectors from the aligned
    address at or before its start (h elements before it; ragged end vectors
    element by element), several blocks in whole aligned vectors (the
-   planner's condition). Lane t of the NT = 32 / G x G that take part (G =
+   planner's condition; Mode 1), or (Mode 2, args.vec 1, tuning
+   flatw_ragged) several blocks whose starts are whole periods (P divides V,
+   G = 1, every block start a multiple of P elements from the aligned
+   A.in) in the W = (n + 2 V - P - 1) / V aligned vectors from the one at or
+   before each start (h_r elements before it), the elements outside the
+   block dropped and a vector wholly past it not read, a vector that reaches
+   past the input's extent (A.tiles elements) read element by element: its
+   element e lies at period position e mod P, as with h = 0. Lane t of the NT = 32 / G x G that take part (G =
    A.cw = P / gcd(P, V) <= 32, so that NT x V is a multiple of P) takes
    vectors t, t + NT, ... of the unit, KG_RED_FLAT_UNROLL loads in flight:
    element e of each lies at position (t x V + e - h) mod P of a period, so
@@ -28,8 +35,9 @@
    periods of L = G x V slots fold in a fixed tree (upper half into the
    lower), and column c combines the slots (h + c x a + r) mod P + m x P,
    m outer, r inner, in order. Every combination order is fixed by the
-   plan. U: the loads a lane keeps in flight. */
-template <class Op, bool Blocks, int U>
+   plan. U: the loads a lane keeps in flight. Mode 2 is the flatwr
+   kernel's alone (kg_red_flatwr). */
+template <class Op, int Mode, int U>
 __device__ __forceinline__ void kg_red_flatw_v(const kg_red_args &A, typename Op::acc_t *sv)
 {
     typedef typename Op::in_t T;
@@ -38,6 +46,7 @@ __device__ __forceinline__ void kg_red_flatw_v(const kg_red_args &A, typename Op
     constexpr int WARPS = KG_RED_THREADS / 32;
     typedef kgd_vec<T, V> VT;
     const int K = (int)A.inner, a = (int)A.run, P = a * K, G = A.cw, NT = 32 / G * G, L = G * V;
+    constexpr bool Blocks = Mode > 0;
     const int t = threadIdx.x & 31;
     AT *sw = sv + (threadIdx.x >> 5) * (32 * V);
     const int64_t n = A.chunk * P, nb = Blocks ? A.walk.size[0] : 1, SV = A.walk.in[0] / V;
@@ -60,7 +69,66 @@ __device__ __forceinline__ void kg_red_flatw_v(const kg_red_args &A, typename Op
             for (int e = 0; e < V; e++)
                 acc[e] = Op::combine(acc[e], Op::map(x.v[e]));
         };
-        if constexpr (Blocks) {
+        if constexpr (Mode == 2) {
+            /* vector j of the unit (block r = j / W, vector i = j mod W of
+               the W that cover it from the aligned element at or before its
+               start s_r = io + r S, h_r = s_r mod V elements before it) goes
+               to lane j mod NT (G = 1: NT = 32); element e of that vector is
+               block position q = i V + e - h_r, taken where 0 <= q < n */
+            const int64_t S = A.walk.in[0], ext = A.tiles;
+            const uint32_t WR = (uint32_t)((n + 2 * V - P - 1) / V);
+            const VT *vin = (const VT *)A.in;
+            const uint32_t qs = 32u / WR, rs = 32u % WR;
+            uint32_t i = (uint32_t)t % WR, r = (uint32_t)t / WR;
+            /* block r's first covering vector (vb) and its h */
+            int64_t vb = 0;
+            int h = 0;
+            auto at_block = [&]() {
+                const int64_t s = io + (int64_t)r * S;
+                h = (int)(s & (V - 1));
+                vb = (s - h) / V;
+            };
+            at_block();
+            for (int64_t left = nb * (int64_t)WR - t; left > 0; left -= U * 32) {
+                VT x[U];
+                int lh[U]; /* the elements taken: [lh & 255, lh >> 8) */
+#pragma unroll
+                for (int k = 0; k < U; k++) {
+                    lh[k] = 0;
+                    if (k * 32 < left) {
+                        const int q0 = (int)i * V - h; /* block position of the vector's element 0 */
+                        if (q0 < n) {
+                            const int lo = q0 < 0 ? -q0 : 0, hi = n - q0 < V ? (int)(n - q0) : V;
+                            lh[k] = lo | hi << 8;
+                            if ((vb + i + 1) * V <= ext) {
+                                x[k] = vin[vb + i];
+                            } else { /* past the input's extent: its elements in the block alone */
+                                const T *e0 = (const T *)(vin + vb + i);
+#pragma unroll
+                                for (int e = 0; e < V; e++)
+                                    if (e >= lo && e < hi)
+                                        x[k].v[e] = e0[e];
+                            }
+                        }
+                        i += rs;
+                        const uint32_t r0 = r;
+                        r += qs;
+                        if (i >= WR) {
+                            i -= WR;
+                            r++;
+                        }
+                        if (r != r0)
+                            at_block();
+                    }
+                }
+#pragma unroll
+                for (int k = 0; k < U; k++)
+#pragma unroll
+                    for (int e = 0; e < V; e++)
+                        if (e >= (lh[k] & 255) && e < (lh[k] >> 8))
+                            acc[e] = Op::combine(acc[e], Op::map(x[k].v[e]));
+            }
+        } else if constexpr (Blocks) {
             /* vector j of the unit (block r = j / W, vector i = j mod W of
                it, h = 0) goes to lane j mod NT; a lane steps NT vectors:
                qs blocks and rs vectors */
@@ -249,10 +317,22 @@ template <class Op, int UO = 0> __device__ __forceinline__ void kg_red_flatw(con
             }
         }
         if (A.walk.size[0] > 1)
-            kg_red_flatw_v<Op, true, U>(A, sv);
+            kg_red_flatw_v<Op, 1, U>(A, sv);
         else
-            kg_red_flatw_v<Op, false, U>(A, sv);
+            kg_red_flatw_v<Op, 0, U>(A, sv);
     }
+}
+
+/* FLATWR (tuning flatw_ragged, args.vec 1): FLATW's blocks whose starts are
+   whole periods but not whole vectors (kg_red_flatw_v mode 2), U loads in
+   flight per lane; value reductions of 2- and 4-byte elements (the modules
+   of other dtypes and the index ops have no such kernel). */
+template <class Op, int U> __device__ __forceinline__ void kg_red_flatwr(const kg_red_args &A)
+{
+    constexpr int N = Op::indexed || Op::vec > 8 ? 1 : KG_RED_THREADS * Op::vec;
+    __shared__ typename Op::acc_t sv[N];
+    if constexpr (N > 1)
+        kg_red_flatw_v<Op, 2, U>(A, sv);
 }
 
 #endif

@@ -366,6 +366,9 @@ static int strided_p_launches;
 /* ... and of FLAT plans that flat_fill gave more splits than the same call
    planned without it */
 static int flat_fill_launches;
+/* ... and of FLATW plans of blocks off the vector grid (flatw_ragged, the
+   flatwr kernel) */
+static int ragged_launches;
 
 /* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
    the tests under other tunings run one op in three of each list they walk
@@ -434,6 +437,7 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     runt_launches += st == KG_OK && plan.cls == KG_RED_RUNT;
     segw_launches += st == KG_OK && plan.cls == KG_RED_SEGW;
     stripes_launches += st == KG_OK && plan.cls == KG_RED_ROWS && plan.args.run == KG_RED_ROWS_STRIPES;
+    ragged_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group == 32 && plan.args.vec == 1;
     strided_p_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.vec == KG_RED_CV_STRIDED &&
                           plan.occ == 3 && kg_dtype_size(in->dtype) == 2;
     if (st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group != 32 && gpu_tuning->flat_fill > 0) {
@@ -2293,4 +2297,102 @@ Test(gpu, strided_2_byte_columns_in_colsp_where_waves_allow_every_value_op_twice
     cr_assert_eq(total, 0);
     cr_assert(kt_sanitizer() || strided_p_launches > 0, "no strided 2-byte plan took colsp");
     cr_assert(kt_sanitizer() || default_colsp > 0, "the default path planned no strided 2-byte plan in colsp");
+}
+
+/* flatw_ragged (session 36's candidate, off by default; the flatwr kernel,
+   templates/reduce_flatw.cuh mode 2): FLATW plans whose blocks (one reduced
+   dim outside a period of kept x run elements) start on whole periods but
+   off the vector grid, read in the aligned vectors that cover each block,
+   the elements outside it dropped (sweep #196's nest K4 R97 K511 R17 K5,
+   odd sizes, a run under the columns, the input's last vector past its
+   extent read element by element). Every value op over bf16, f16, f32 and
+   i32 and ragged_cases under flatw_ragged 1 (132 warps suffice: small
+   shapes) against the float64 / int64 reference, each call twice, bitwise
+   equal; the misaligned input keeps another plan; the default path (no
+   tuning) never plans one and matches the reference too. FLATW is unsplit
+   (one warp an output period): no split form. */
+static const rcase ragged_cases[] = {
+    {"(3,5,211,97,4) 1,3 ragged, #196's nest K4 R97 K211 R5 K3", 5, {3, 5, 211, 97, 4}, 2, {1, 3}, 0, DENSE},
+    {"(3,5,211,97,4) 1,3 keepdim ragged", 5, {3, 5, 211, 97, 4}, 2, {1, 3}, 1, DENSE},
+    {"(5,200,33,2) 0,2 ragged, K2 R33 K200 R5", 4, {5, 200, 33, 2}, 2, {0, 2}, 0, DENSE},
+    {"(7,301,61,2) 0,2 ragged, K2 R61 K301 R7", 4, {7, 301, 61, 2}, 2, {0, 2}, 0, DENSE},
+    {"(3,150,31,2,2) 0,2,4 ragged, a run of 2 under K2", 5, {3, 150, 31, 2, 2}, 3, {0, 2, 4}, 0, DENSE},
+    {"(13,3,200,41,4) 0,3 ragged, R13 outside K600", 5, {13, 3, 200, 41, 4}, 2, {0, 3}, 0, DENSE},
+    {"(5,200,33,2) 0,2 misaligned: another plan", 4, {5, 200, 33, 2}, 2, {0, 2}, 0, MISALIGNED},
+};
+
+Test(gpu, flatw_ragged_blocks_every_value_op_2_and_4_byte_dtype_and_case)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.flatw_ragged = 1;
+    const kg_dtype dts[] = {KG_BF16, KG_F16, KG_F32, KG_I32};
+    const size_t ncases = sizeof ragged_cases / sizeof ragged_cases[0];
+    uint64_t rng = kt_seed() ^ 0x7261676765646677ull;
+    int sms = 0, total = 0, calls = 0, planned = 0, default_ragged = 0;
+    kg_device_info(gpu, NULL, 0, NULL, NULL, &sms);
+    ragged_launches = 0;
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+        for (size_t o = 0; o < sizeof value_ops / sizeof value_ops[0]; o++) {
+            const kg_dtype dt = dts[d];
+            const kg_reduce_op op = value_ops[o];
+            const kg_red_info *info = &kg_red_infos[op];
+            if (!(info->dtype_mask & (1u << dt)) || !dtype_wanted(dt))
+                continue;
+            for (size_t i = 0; i < ncases; i++) {
+                if (!kt_take(4)) /* sanitizer mode: a seeded quarter */
+                    continue;
+                const rcase *c = &ragged_cases[i];
+                const layout L = layout_of(c);
+                const size_t es = kg_dtype_size(dt);
+                void *h = malloc((size_t)L.alloc * es);
+                fill_input(h, dt, L.alloc, op == KG_RED_PROD ? NEAR_ONE : RANDOM, &rng);
+                if (info->nonempty) /* max, min: NaNs in a few outputs (they propagate) */
+                    for (int k = 0; k < 5; k++)
+                        kt_set(h, dt, (int64_t)(kt_next(&rng) % (uint64_t)L.alloc), NAN);
+                void *dev = kt_alloc(gpu, (size_t)L.alloc * es);
+                kt_upload(gpu, dev, h, (size_t)L.alloc * es);
+                kg_tensor in = kg_tensor_contiguous((char *)dev + L.offset * (int64_t)es, dt, c->ndim, c->shape);
+                memcpy(in.strides, L.strides, sizeof in.strides);
+                int64_t os[KG_MAX_DIMS];
+                const int ond = case_out_shape(c, os);
+                kg_tensor out = kg_tensor_contiguous((void *)(uintptr_t)256, info->out[dt], ond, os);
+                kg_red_plan pt, pd;
+                cr_assert_eq(kg_reduce_plan_tuned(gpu, op, &out, NULL, &in, c->axes, c->n_axes, c->keepdim, sms, &t,
+                                                  &pt),
+                             KG_OK, "%s", kg_errmsg(gpu));
+                cr_assert_eq(kg_reduce_plan(gpu, op, &out, NULL, &in, c->axes, c->n_axes, c->keepdim, sms, &pd), KG_OK,
+                             "%s", kg_errmsg(gpu));
+                const int ragged = pt.cls == KG_RED_FLAT && pt.args.group == 32 && pt.args.vec == 1;
+                planned += ragged;
+                default_ragged += pd.cls == KG_RED_FLAT && pd.args.group == 32 && pd.args.vec == 1;
+                if (c->view == MISALIGNED)
+                    cr_expect(!ragged, "%s(%s) %s: a misaligned input planned flatw_ragged", info->name,
+                              kg_dtype_name(dt), c->name);
+                gpu_tuning = &t;
+                run_twice = 1;
+                const int bad = check_case(op, dt, c, &L, h, dev, 1);
+                run_twice = 0;
+                gpu_tuning = env_tuning;
+                cr_expect_eq(bad, 0, "%s(%s) %s: %d wrong results (ragged plan %d, seed %llu)", info->name,
+                             kg_dtype_name(dt), c->name, bad, ragged, (unsigned long long)kt_seed());
+                total += bad;
+                /* the same on the default path (kg_reduce, no tuning) */
+                gpu_tuning = NULL;
+                run_twice = 1;
+                const int bad_d = check_case(op, dt, c, &L, h, dev, 1);
+                run_twice = 0;
+                gpu_tuning = env_tuning;
+                cr_expect_eq(bad_d, 0, "%s(%s) %s: default path: %d wrong results (seed %llu)", info->name,
+                             kg_dtype_name(dt), c->name, bad_d, (unsigned long long)kt_seed());
+                total += bad_d;
+                calls++;
+                kg_free(gpu, dev);
+                free(h);
+            }
+        }
+    cr_log_info("flatw_ragged 1 (%d SMs): %d calls, %d planned ragged, %d ragged launches; default path ragged %d",
+                sms, calls, planned, ragged_launches, default_ragged);
+    cr_assert_eq(total, 0);
+    cr_assert_eq(default_ragged, 0, "the default path planned flatw_ragged");
+    cr_assert(kt_sanitizer() || ragged_launches > 0, "no call ran a flatw_ragged plan");
 }
