@@ -125,4 +125,14 @@ static inline kg_red_tuning kg_red_force_strided_occ(void)
     return t;
 }
 
+/* FLATW's blocks off the vector grid in the flatwr kernel (flatw_ragged,
+   session 36's candidate, off by default): `warps` the outer positions must
+   give each multiprocessor (8 the candidate; 1 takes small test shapes). */
+static inline kg_red_tuning kg_red_force_flatw_ragged(int warps)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.flatw_ragged = warps;
+    return t;
+}
+
 #endif

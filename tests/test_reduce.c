@@ -2323,8 +2323,7 @@ static const rcase ragged_cases[] = {
 
 Test(gpu, flatw_ragged_blocks_every_value_op_2_and_4_byte_dtype_and_case)
 {
-    kg_red_tuning t = kg_red_tuning_default;
-    t.flatw_ragged = 1;
+    kg_red_tuning t = kg_red_force_flatw_ragged(1); /* 132 warps suffice: small shapes */
     const kg_dtype dts[] = {KG_BF16, KG_F16, KG_F32, KG_I32};
     const size_t ncases = sizeof ragged_cases / sizeof ragged_cases[0];
     uint64_t rng = kt_seed() ^ 0x7261676765646677ull;

@@ -4145,8 +4145,7 @@ static const ragged_case ragged_cases[] = {
 
 Test(plan, flatw_ragged_blocks_cover_each_element_once_off_by_default)
 {
-    kg_red_tuning t = kg_red_tuning_default;
-    t.flatw_ragged = 1; /* small shapes: 132 warps */
+    kg_red_tuning t = kg_red_force_flatw_ragged(1); /* small shapes: 132 warps */
     int taken = 0;
     for (size_t i = 0; i < sizeof ragged_cases / sizeof ragged_cases[0]; i++) {
         const ragged_case *c = &ragged_cases[i];
