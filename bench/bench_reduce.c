@@ -298,7 +298,7 @@ _Static_assert(sizeof class_names / sizeof class_names[0] == KG_RED_CLASS_COUNT,
    flatw_ragged: FLATWR) */
 static int plan_class(const kg_red_plan *p)
 {
-    return p->cls == KG_RED_FLAT && p->args.group == 32 && p->args.vec == 1 ? KG_RED_FLATWR
+    return p->cls == KG_RED_FLAT && p->args.group == 32 && (p->args.vec == 1 || p->args.vec == 2) ? KG_RED_FLATWR
            : p->cls == KG_RED_FLAT && p->args.group == 32                    ? KG_RED_FLATW
            : p->cls == KG_RED_COLS && p->args.group == 2 ? KG_RED_COLSQ
            : p->cls == KG_RED_TRANS && p->args.vec == 1  ? KG_RED_TRANSV

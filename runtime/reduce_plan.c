@@ -475,7 +475,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(cols_runs_kept), F(flatw_kept),
                   F(cols_runs_fold), F(run_tiles), F(run_tiles_vb), F(run_tiles_vb_min), F(run_tiles_units),
                   F(seg_rows), F(run_tiles_cap), F(run_tiles_cap_units), F(rows_stripes),
-                  F(cols_strided_occ), F(trans_vec), F(trans_vec_f16), F(flatw_ragged)};
+                  F(cols_strided_occ), F(trans_vec), F(trans_vec_f16), F(flatw_ragged),
+                  F(flatw_ragged_v), F(flatw_ragged_min)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1099,7 +1100,8 @@ static int plan_flatw(kg_red_plan *plan, const kg_red_info *info, const kg_tenso
                i32) */
             const kg_dtype dt = in->dtype;
             ok = T->flatw_ragged > 0 && (dt == KG_BF16 || dt == KG_F16 || dt == KG_F32 || dt == KG_I32) &&
-                 V % P == 0 && S % P == 0 && S > 0 && smul(n, (int64_t)es) >= 128 && kgi_aligned(in->data, 16);
+                 V % P == 0 && S % P == 0 && S > 0 && smul(n, (int64_t)es) >= 128 && kgi_aligned(in->data, 16) &&
+                 smul(smul(n, nb), (int64_t)es) >= T->flatw_ragged_min;
             for (int d = 1; d < nk; d++)
                 ok = ok && K[d].in % P == 0;
             if (!ok)
@@ -1114,8 +1116,10 @@ static int plan_flatw(kg_red_plan *plan, const kg_red_info *info, const kg_tenso
     if (outer < smul(sm, ragged ? T->flatw_ragged : T->flat_warp_units))
         return 0;
     plan_flatw_fill(plan, K, nk, outer, G, cols, a, mid, nb, w);
-    if (ragged) { /* flatw_ragged (kg_red_flatw_v, mode 2) */
-        A->vec = 1;
+    if (ragged) { /* flatw_ragged (kg_red_flatw_v, mode 2; flatw_ragged_v 1: mode 3) */
+        /* flatw_ragged_v 1: mode 3, whose block positions and vector
+           indices are 32-bit (an extent under 2^31 elements; else mode 2) */
+        A->vec = T->flatw_ragged_v == 1 && extent < ((int64_t)1 << 31) ? 2 : 1;
         A->tiles = extent;
     }
     A->walk.in[0] = S;

@@ -238,6 +238,13 @@ typedef struct kg_red_tuning {
                                where the outer positions give each multiprocessor at least flatw_ragged warps (in
                                place of flat_warp_units); 0: off (those plans keep their class), the default:
                                session 36's candidate for sweep #196 (K4 R97 under K511 R17, COLS 8-byte loads) */
+    int flatw_ragged_v;     /* (with flatw_ragged) the flatwr kernel's loop: 0 (default) session 36's (mode 2, args.vec
+                               1: U loads a lane, then their masked fold); 1: mode 3 (args.vec 2: the same vectors, lanes
+                               and fold order, so the same bits, in a software pipeline of 2 x KG_RED_FLATWR_PIPE loads
+                               a lane, the next batch loaded before this one folds, one 32-bit mask a batch) */
+    int flatw_ragged_min;   /* (with flatw_ragged) the least bytes a unit's slab (its blocks together) must hold for
+                               flatw_ragged; 0 (default): no bound beyond the blocks' 128 bytes (session 37: sweep
+                               #10434's 3 blocks of 172 B, a 516-byte unit a warp, lost x0.68 in s36's round 2) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

@@ -11,6 +11,18 @@
 
 #include "reduce.cuh"
 
+/* flatwr's mode 3 (tuning flatw_ragged_v 1): covering vectors a lane a batch,
+   two batches in flight (the next loaded before this one folds): 4 for 4-byte
+   elements (80 registers at 3 blocks, no spill), 3 for 2-byte ones (V = 8
+   accumulators: 80 registers, 4 bytes of spill on sm_90; at 4 it spills
+   about 160 bytes) */
+#ifndef KG_RED_FLATWR_PIPE
+#define KG_RED_FLATWR_PIPE 4
+#endif
+#ifndef KG_RED_FLATWR_PIPE2
+#define KG_RED_FLATWR_PIPE2 3
+#endif
+
 /* Warp w of the grid takes units (outer positions) w, w + warps, ...; unit
    u reads A.walk.size[0] blocks (A.walk.in[0] elements apart) of n =
    A.chunk x P contiguous elements, P = a x K: a = A.run reduced elements
@@ -35,8 +47,8 @@
    periods of L = G x V slots fold in a fixed tree (upper half into the
    lower), and column c combines the slots (h + c x a + r) mod P + m x P,
    m outer, r inner, in order. Every combination order is fixed by the
-   plan. U: the loads a lane keeps in flight. Mode 2 is the flatwr
-   kernel's alone (kg_red_flatwr). */
+   plan. U: the loads a lane keeps in flight. Modes 2 and 3 (mode 2
+   pipelined) are the flatwr kernel's alone (kg_red_flatwr). */
 template <class Op, int Mode, int U>
 __device__ __forceinline__ void kg_red_flatw_v(const kg_red_args &A, typename Op::acc_t *sv)
 {
@@ -127,6 +139,82 @@ __device__ __forceinline__ void kg_red_flatw_v(const kg_red_args &A, typename Op
                     for (int e = 0; e < V; e++)
                         if (e >= (lh[k] & 255) && e < (lh[k] >> 8))
                             acc[e] = Op::combine(acc[e], Op::map(x[k].v[e]));
+            }
+        } else if constexpr (Mode == 3) {
+            /* mode 2's vectors, lanes and fold order (the same bits), in a
+               software pipeline: the next U covering vectors a lane are
+               loaded before this batch folds (2 U in flight), each batch's
+               taken elements one bit a element in one 32-bit mask (U V <=
+               32), 32-bit block positions and vector indices (the planner's
+               condition: the input's extent under 2^31 elements), the
+               extent tested in whole vectors */
+            static_assert(U * V <= 32, "flatwr mode 3: one 32-bit mask a batch");
+            const uint32_t S = (uint32_t)A.walk.in[0], vext = (uint32_t)(A.tiles / V), io32 = (uint32_t)io;
+            const int nn = (int)n;
+            const uint32_t WR = (uint32_t)((n + 2 * V - P - 1) / V);
+            const VT *vin = (const VT *)A.in;
+            /* a lane's place: block start sb (elements from A.in; its
+               first covering vector sb / V, h = sb mod V) and vector i of
+               the block; a step of 32 vectors is qs blocks and rs vectors */
+            const uint32_t qs = 32u / WR, rs = 32u % WR, dS = qs * S;
+            uint32_t i = (uint32_t)t % WR, sb = io32 + (uint32_t)t / WR * S;
+            auto load = [&](VT(&x)[U], uint32_t &mk, int left) {
+                mk = 0;
+#pragma unroll
+                for (int k = 0; k < U; k++)
+                    if (k * 32 < left) {
+                        const int h = (int)(sb & (V - 1));
+                        const int q0 = (int)i * V - h; /* block position of the vector's element 0 */
+                        if (q0 < nn) {
+                            const int lo = q0 < 0 ? -q0 : 0, hi = nn - q0 < V ? nn - q0 : V;
+                            const uint32_t g = sb / V + i;
+                            mk |= (((1u << hi) - 1u) & ~((1u << lo) - 1u)) << (k * V);
+                            if (g < vext) {
+                                x[k] = vin[g];
+                            } else { /* past the input's extent: its elements in the block alone */
+                                const T *e0 = (const T *)(vin + g);
+#pragma unroll
+                                for (int e = 0; e < V; e++)
+                                    if (e >= lo && e < hi)
+                                        x[k].v[e] = e0[e];
+                            }
+                        }
+                        i += rs;
+                        sb += dS;
+                        if (i >= WR) {
+                            i -= WR;
+                            sb += S;
+                        }
+                    }
+            };
+            auto fold = [&](const VT(&x)[U], uint32_t mk) {
+#pragma unroll
+                for (int k = 0; k < U; k++)
+#pragma unroll
+                    for (int e = 0; e < V; e++)
+                        if (mk >> (k * V + e) & 1u)
+                            acc[e] = Op::combine(acc[e], Op::map(x[k].v[e]));
+            };
+            VT xa[U], xb[U];
+            uint32_t ma, mb;
+            int left = (int)(nb * (int64_t)WR) - t;
+            load(xa, ma, left);
+            left -= U * 32;
+            for (;;) {
+                if (left <= 0) {
+                    fold(xa, ma);
+                    break;
+                }
+                load(xb, mb, left);
+                left -= U * 32;
+                fold(xa, ma);
+                if (left <= 0) {
+                    fold(xb, mb);
+                    break;
+                }
+                load(xa, ma, left);
+                left -= U * 32;
+                fold(xb, mb);
             }
         } else if constexpr (Blocks) {
             /* vector j of the unit (block r = j / W, vector i = j mod W of
@@ -326,13 +414,19 @@ template <class Op, int UO = 0> __device__ __forceinline__ void kg_red_flatw(con
 /* FLATWR (tuning flatw_ragged, args.vec 1): FLATW's blocks whose starts are
    whole periods but not whole vectors (kg_red_flatw_v mode 2), U loads in
    flight per lane; value reductions of 2- and 4-byte elements (the modules
-   of other dtypes and the index ops have no such kernel). */
+   of other dtypes and the index ops have no such kernel). args.vec 2
+   (tuning flatw_ragged_v 1): mode 3, the same vectors and fold order in a
+   software pipeline of 2 x KG_RED_FLATWR_PIPE (2-byte: _PIPE2) loads a lane. */
 template <class Op, int U> __device__ __forceinline__ void kg_red_flatwr(const kg_red_args &A)
 {
     constexpr int N = Op::indexed || Op::vec > 8 ? 1 : KG_RED_THREADS * Op::vec;
     __shared__ typename Op::acc_t sv[N];
-    if constexpr (N > 1)
-        kg_red_flatw_v<Op, 2, U>(A, sv);
+    if constexpr (N > 1) {
+        if (A.vec == 2)
+            kg_red_flatw_v<Op, 3, sizeof(typename Op::in_t) == 2 ? KG_RED_FLATWR_PIPE2 : KG_RED_FLATWR_PIPE>(A, sv);
+        else
+            kg_red_flatw_v<Op, 2, U>(A, sv);
+    }
 }
 
 #endif

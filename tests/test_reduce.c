@@ -331,6 +331,9 @@ static int slab_launches, trans_launches;
 /* ... and of TRANS plans in 16-byte vectors (trans_vec, kernel TRANSV);
    last_transv: 1 where reduce_tuned's last call launched one */
 static int transv_launches, last_transv, transv_f16_launches;
+/* 1 where reduce_tuned's last call launched a flatw_ragged (flatwr) plan
+   (bits_tuning compares those too: flatwr's two loops give the same bits) */
+static int last_ragged;
 /* ... and of COLS plans over two column tiles per unit (COLSQ), and of COLS
    plans with vector stores of the results */
 static int pair_launches, vstore_launches;
@@ -367,8 +370,8 @@ static int strided_p_launches;
    planned without it */
 static int flat_fill_launches;
 /* ... and of FLATW plans of blocks off the vector grid (flatw_ragged, the
-   flatwr kernel) */
-static int ragged_launches;
+   flatwr kernel; args.vec 1 mode 2, args.vec 2 mode 3, flatw_ragged_v 1) */
+static int ragged_launches, ragged_pipe_launches;
 
 /* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
    the tests under other tunings run one op in three of each list they walk
@@ -401,6 +404,7 @@ static int dtype_wanted(kg_dtype dt)
 static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_tensor *idx, const kg_tensor *in,
                               const int *axes, int n_axes, int keepdim)
 {
+    last_ragged = 0;
     if (!gpu_tuning)
         return kg_reduce(gpu, op, out, idx, in, axes, n_axes, keepdim);
     int sms = 0;
@@ -437,7 +441,11 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     runt_launches += st == KG_OK && plan.cls == KG_RED_RUNT;
     segw_launches += st == KG_OK && plan.cls == KG_RED_SEGW;
     stripes_launches += st == KG_OK && plan.cls == KG_RED_ROWS && plan.args.run == KG_RED_ROWS_STRIPES;
-    ragged_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group == 32 && plan.args.vec == 1;
+    ragged_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group == 32 &&
+                       (plan.args.vec == 1 || plan.args.vec == 2);
+    last_ragged = st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group == 32 &&
+                  (plan.args.vec == 1 || plan.args.vec == 2);
+    ragged_pipe_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group == 32 && plan.args.vec == 2;
     strided_p_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.vec == KG_RED_CV_STRIDED &&
                           plan.occ == 3 && kg_dtype_size(in->dtype) == 2;
     if (st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group != 32 && gpu_tuning->flat_fill > 0) {
@@ -581,7 +589,7 @@ static int check_case(kg_reduce_op op, kg_dtype dt, const rcase *c, const layout
         free(got2);
         free(gidx2);
     }
-    if (bits_tuning && last_transv && dout && n_out > 0) {
+    if (bits_tuning && (last_transv || last_ragged) && dout && n_out > 0) {
         void *got3 = malloc((size_t)n_out * oes);
         const kg_red_tuning *keep = gpu_tuning;
         gpu_tuning = bits_tuning;
@@ -2319,17 +2327,29 @@ static const rcase ragged_cases[] = {
     {"(3,150,31,2,2) 0,2,4 ragged, a run of 2 under K2", 5, {3, 150, 31, 2, 2}, 3, {0, 2, 4}, 0, DENSE},
     {"(13,3,200,41,4) 0,3 ragged, R13 outside K600", 5, {13, 3, 200, 41, 4}, 2, {0, 3}, 0, DENSE},
     {"(5,200,33,2) 0,2 misaligned: another plan", 4, {5, 200, 33, 2}, 2, {0, 2}, 0, MISALIGNED},
+    {"(41,50,63,2) 0,2 ragged, K2 R63 K50 R41: 41 blocks, many pipeline batches", 4, {41, 50, 63, 2}, 2, {0, 2}, 0,
+     DENSE},
+    {"(67,3,45,2,4) 0,2,3 ragged, K4 R2 R45 K3 R67: a run of 2, 67 blocks", 5, {67, 3, 45, 2, 4}, 3, {0, 2, 3}, 0,
+     DENSE},
+    {"(37,140,129,2) 0,2 ragged, K2 R129 K140 R37: blocks of 258 elements", 4, {37, 140, 129, 2}, 2, {0, 2}, 0,
+     DENSE},
 };
 
-Test(gpu, flatw_ragged_blocks_every_value_op_2_and_4_byte_dtype_and_case)
+/* pipe 0: session 36's loop (mode 2); pipe 1: flatw_ragged_v 1 (mode 3, the
+   software pipeline; the same fold order: bitwise equal to mode 2 too) */
+static void flatw_ragged_every_case(int pipe)
 {
     kg_red_tuning t = kg_red_force_flatw_ragged(1); /* 132 warps suffice: small shapes */
+    t.flatw_ragged_v = pipe;
+    kg_red_tuning t2 = t;
+    t2.flatw_ragged_v = !pipe;
     const kg_dtype dts[] = {KG_BF16, KG_F16, KG_F32, KG_I32};
     const size_t ncases = sizeof ragged_cases / sizeof ragged_cases[0];
     uint64_t rng = kt_seed() ^ 0x7261676765646677ull;
     int sms = 0, total = 0, calls = 0, planned = 0, default_ragged = 0;
     kg_device_info(gpu, NULL, 0, NULL, NULL, &sms);
     ragged_launches = 0;
+    ragged_pipe_launches = 0;
     for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
         for (size_t o = 0; o < sizeof value_ops / sizeof value_ops[0]; o++) {
             const kg_dtype dt = dts[d];
@@ -2361,19 +2381,21 @@ Test(gpu, flatw_ragged_blocks_every_value_op_2_and_4_byte_dtype_and_case)
                              KG_OK, "%s", kg_errmsg(gpu));
                 cr_assert_eq(kg_reduce_plan(gpu, op, &out, NULL, &in, c->axes, c->n_axes, c->keepdim, sms, &pd), KG_OK,
                              "%s", kg_errmsg(gpu));
-                const int ragged = pt.cls == KG_RED_FLAT && pt.args.group == 32 && pt.args.vec == 1;
+                const int ragged = pt.cls == KG_RED_FLAT && pt.args.group == 32 && pt.args.vec == 1 + pipe;
                 planned += ragged;
-                default_ragged += pd.cls == KG_RED_FLAT && pd.args.group == 32 && pd.args.vec == 1;
+                default_ragged += pd.cls == KG_RED_FLAT && pd.args.group == 32 && pd.args.vec != 0;
                 if (c->view == MISALIGNED)
                     cr_expect(!ragged, "%s(%s) %s: a misaligned input planned flatw_ragged", info->name,
                               kg_dtype_name(dt), c->name);
                 gpu_tuning = &t;
+                bits_tuning = &t2; /* the other loop (mode 2 / mode 3): the same vectors and fold order, same bits */
                 run_twice = 1;
                 const int bad = check_case(op, dt, c, &L, h, dev, 1);
                 run_twice = 0;
+                bits_tuning = NULL;
                 gpu_tuning = env_tuning;
-                cr_expect_eq(bad, 0, "%s(%s) %s: %d wrong results (ragged plan %d, seed %llu)", info->name,
-                             kg_dtype_name(dt), c->name, bad, ragged, (unsigned long long)kt_seed());
+                cr_expect_eq(bad, 0, "%s(%s) %s: %d wrong results (ragged plan %d, pipe %d, seed %llu)", info->name,
+                             kg_dtype_name(dt), c->name, bad, ragged, pipe, (unsigned long long)kt_seed());
                 total += bad;
                 /* the same on the default path (kg_reduce, no tuning) */
                 gpu_tuning = NULL;
@@ -2389,9 +2411,18 @@ Test(gpu, flatw_ragged_blocks_every_value_op_2_and_4_byte_dtype_and_case)
                 free(h);
             }
         }
-    cr_log_info("flatw_ragged 1 (%d SMs): %d calls, %d planned ragged, %d ragged launches; default path ragged %d",
-                sms, calls, planned, ragged_launches, default_ragged);
+    cr_log_info("flatw_ragged 1, flatw_ragged_v %d (%d SMs): %d calls, %d planned ragged, %d ragged launches (%d "
+                "pipelined); default path ragged %d",
+                pipe, sms, calls, planned, ragged_launches, ragged_pipe_launches, default_ragged);
     cr_assert_eq(total, 0);
     cr_assert_eq(default_ragged, 0, "the default path planned flatw_ragged");
     cr_assert(kt_sanitizer() || ragged_launches > 0, "no call ran a flatw_ragged plan");
+    cr_assert(kt_sanitizer() || !pipe || ragged_pipe_launches > 0, "no call ran a pipelined flatw_ragged plan");
 }
+
+Test(gpu, flatw_ragged_blocks_every_value_op_2_and_4_byte_dtype_and_case) { flatw_ragged_every_case(0); }
+
+/* flatw_ragged_v 1 (session 37's candidate): mode 3's software pipeline on
+   the same cases (odd sizes, runs, the extent's last vector, many batches),
+   against the reference, twice bitwise equal, and bitwise equal to mode 2 */
+Test(gpu, flatw_ragged_pipe_every_value_op_2_and_4_byte_dtype_and_case) { flatw_ragged_every_case(1); }

@@ -1118,10 +1118,10 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
            the element's column */
         const int64_t K = A->inner, a = A->run, P = a * K, G = A->cw, NT = 32 / (G > 0 ? G : 1) * G;
         const int64_t nb = A->walk.size[0] > 1 ? A->walk.size[0] : 1, S = A->walk.in[0], n = A->chunk * P;
-        const int ragged = A->vec == 1;
+        const int ragged = A->vec == 1 || A->vec == 2; /* mode 2, or mode 3 (flatw_ragged_v 1: the same vectors) */
         if (c->indexed || es < 2 || K < 1 || K > KG_RED_FLAT_COLS || a < 1 || G < 1 || G > 32 || (G * V) % P ||
             A->splits != 1 || p->partial_bytes || A->units != A->n_out || A->walk.n != 1 || n * nb != A->red * K ||
-            (A->vec != 0 && A->vec != 1) || (!ragged && (A->tiles != 1 || (nb > 1 && (n % V || S % V)))) ||
+            (A->vec != 0 && A->vec != 1 && A->vec != 2) || (A->vec == 2 && A->tiles >= ((int64_t)1 << 31)) || (!ragged && (A->tiles != 1 || (nb > 1 && (n % V || S % V)))) ||
             (ragged && (nb < 2 || G != 1 || V % P || S % P || n * (int64_t)es < 128)))
             fail(c, "flatw geometry out of bounds");
         if (c->bad)
@@ -4201,5 +4201,71 @@ Test(plan, flatw_ragged_blocks_cover_each_element_once_off_by_default)
         in = permuted(c->dt, c->nd, c->shape, c->perm, 0, (int64_t)IN_AT);
         cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, 2, 0, &t, &p), KG_OK);
         cr_expect(!(p.cls == KG_RED_FLAT && p.args.group == 32 && p.args.vec == 1), "600 warps at flatw_ragged 8");
+    }
+}
+
+/* flatw_ragged_v 1 (session 37's candidate, off by default): the same plans
+   as flatw_ragged's, args.vec 2 (mode 3: mode 2's vectors, lanes and fold
+   order in a software pipeline) in place of 1, every other field equal; the
+   plan checker walks them (every op); flatw_ragged_v alone (flatw_ragged 0)
+   and the default change nothing. flatw_ragged_min: a slab (its blocks
+   together) of fewer bytes keeps the plan of before (#196's 17 blocks of
+   776 bytes: 13192). */
+Test(plan, flatw_ragged_pipe_same_plans_vec_2_and_min_slab_bytes)
+{
+    kg_red_tuning t1 = kg_red_force_flatw_ragged(1), t3 = t1, toff = kg_red_tuning_default;
+    t3.flatw_ragged_v = 1;
+    toff.flatw_ragged_v = 1;
+    int taken = 0;
+    for (size_t i = 0; i < sizeof ragged_cases / sizeof ragged_cases[0]; i++) {
+        const ragged_case *c = &ragged_cases[i];
+        kg_tensor in = permuted(c->dt, c->nd, c->shape, c->perm, c->gap, (int64_t)IN_AT);
+        int axes[KG_MAX_DIMS], n = 0;
+        for (int d = 0; d < c->nd; d++)
+            if ((c->mask >> d) & 1u)
+                axes[n++] = d;
+        for (int op = 0; op < KG_RED_COUNT; op++) {
+            if (!((kg_red_infos[op].dtype_mask >> in.dtype) & 1u))
+                continue;
+            kg_red_plan p2, p3, pd, po;
+            cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, n, 0, &t1, &p2), KG_OK);
+            cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, n, 0, &t3, &p3), KG_OK);
+            cr_assert_eq(plan_of((kg_reduce_op)op, &in, axes, n, 0, &pd), KG_OK);
+            cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, n, 0, &toff, &po), KG_OK);
+            const int r2 = p2.cls == KG_RED_FLAT && p2.args.group == 32 && p2.args.vec == 1;
+            const int r3 = p3.cls == KG_RED_FLAT && p3.args.group == 32 && p3.args.vec == 2;
+            cr_expect_eq(r2, r3, "case %zu %s: mode 2 %d, mode 3 %d", i, kg_red_infos[op].name, r2, r3);
+            if (r3) {
+                taken += op == KG_RED_SUM;
+                p3.args.vec = 1;
+            }
+            cr_expect(!memcmp(&p2, &p3, sizeof p2), "case %zu %s: mode 3's plan differs beyond args.vec", i,
+                      kg_red_infos[op].name);
+            cr_expect(!memcmp(&pd, &po, sizeof pd), "case %zu %s: flatw_ragged_v alone changed the default plan", i,
+                      kg_red_infos[op].name);
+            char why[256];
+            kg_red_class cls;
+            cr_expect(check_plan((kg_reduce_op)op, &in, c->mask, &t3, why, sizeof why, &cls), "case %zu %s: %s", i,
+                      kg_red_infos[op].name, why);
+        }
+    }
+    cr_assert_eq(taken, 7);
+    /* flatw_ragged_min against #196's 13192-byte slab (flatw_ragged 8, flatw_ragged_v 1) */
+    const ragged_case *c = &ragged_cases[0];
+    kg_tensor in = permuted(c->dt, c->nd, c->shape, c->perm, 0, (int64_t)IN_AT);
+    int axes[2] = {1, 4};
+    kg_red_tuning t = t3;
+    t.flatw_ragged = 8;
+    const int64_t mins[3] = {0, 13192, 13193};
+    for (int k = 0; k < 3; k++) {
+        t.flatw_ragged_min = (int)mins[k];
+        kg_red_plan p;
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, 2, 0, &t, &p), KG_OK);
+        const int r = p.cls == KG_RED_FLAT && p.args.group == 32 && p.args.vec == 2;
+        cr_expect_eq(r, k < 2, "#196 at flatw_ragged_min %lld: class %d group %d vec %d", (long long)mins[k], p.cls,
+                     p.args.group, p.args.vec);
+        if (k < 2)
+            cr_expect(p.args.units == 2555 && p.grid == 320, "#196: units %lld grid %u", (long long)p.args.units,
+                      p.grid);
     }
 }
