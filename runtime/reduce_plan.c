@@ -476,7 +476,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(cols_runs_fold), F(run_tiles), F(run_tiles_vb), F(run_tiles_vb_min), F(run_tiles_units),
                   F(seg_rows), F(run_tiles_cap), F(run_tiles_cap_units), F(rows_stripes),
                   F(cols_strided_occ), F(trans_vec), F(trans_vec_f16), F(flatw_ragged),
-                  F(flatw_ragged_v), F(flatw_ragged_min)};
+                  F(flatw_ragged_v), F(flatw_ragged_min), F(flatw_ragged_late)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -2279,13 +2279,22 @@ static kg_status plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor *o
     const int64_t lanes_full = sm * 1024;              /* half the resident threads */
     const int64_t multi = nest_multi_of(T, n_out, sm); /* NEST's outputs per lane */
     shape_of_work w = {n_out, 1, 0, 1, red};
+    /* flatw_ragged_late: FLATW in the chain without ragged blocks, which
+       replace only the plans named by the flags (below) */
+    const kg_red_tuning *Tf = T;
+    kg_red_tuning t_late;
+    if (T->flatw_ragged_late && T->flatw_ragged) {
+        t_late = *T;
+        t_late.flatw_ragged = 0;
+        Tf = &t_late;
+    }
     if (plan_segw(plan, info, dt, in, K, nk, D, nr, red, n_out, T))
         ;
     else if (T->run_tiles == 2 && plan_runt(plan, info, dt, in, K, nk, D, nr, red, n_out, sm, T))
         ;
     else if (plan_flatw_kept(plan, info, in, K, nk, D, nr, n_out, es, T, &w))
         ;
-    else if (plan_flatw(plan, info, in, K, nk, D, nr, red, n_out, es, sm, T, &w))
+    else if (plan_flatw(plan, info, in, K, nk, D, nr, red, n_out, es, sm, Tf, &w))
         ;
     else if (plan_tile(plan, in, K, nk, D, nr, red, n_out, es, info->indexed, target, T, &w))
         ;
@@ -2313,6 +2322,24 @@ static kg_status plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor *o
         const kg_red_plan keep = *plan;
         if (!plan_runt(plan, info, dt, in, K, nk, D, nr, red, n_out, sm, T))
             *plan = keep;
+    }
+    /* flatw_ragged_late: a COLS plan reading one column a lane (flag 1) or a
+       NEST plan of 2-byte elements (flag 2) planned again as FLATW over
+       ragged blocks where that applies (else kept as it was) */
+    if (Tf != T && (((T->flatw_ragged_late & 1) && plan->cls == KG_RED_COLS && A->vec == KG_RED_CV_SCALAR) ||
+                    ((T->flatw_ragged_late & 2) && plan->cls == KG_RED_NEST && es == 2))) {
+        const kg_red_plan keep = *plan;
+        const shape_of_work wkeep = w;
+        memset(plan, 0, sizeof *plan); /* as at the chain's start: plan_validate's result shape, red, fast */
+        plan->out_ndim = keep.out_ndim;
+        memcpy(plan->out_shape, keep.out_shape, sizeof plan->out_shape);
+        A->red = red;
+        A->fast = keep.args.fast;
+        w = (shape_of_work){n_out, 1, 0, 1, red};
+        if (!plan_flatw(plan, info, in, K, nk, D, nr, red, n_out, es, sm, T, &w) || A->vec == 0) {
+            *plan = keep;
+            w = wkeep;
+        }
     }
     /* few column tiles over a long reduction (cols_split_few): narrower
        tiles, more lanes down each, more splits */

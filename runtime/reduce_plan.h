@@ -245,6 +245,12 @@ typedef struct kg_red_tuning {
     int flatw_ragged_min;   /* (with flatw_ragged) the least bytes a unit's slab (its blocks together) must hold for
                                flatw_ragged; 0 (default): no bound beyond the blocks' 128 bytes (session 37: sweep
                                #10434's 3 blocks of 172 B, a 516-byte unit a warp, lost x0.68 in s36's round 2) */
+    int flatw_ragged_late;  /* (with flatw_ragged) flags: where flatw_ragged's plans replace another class's. 0 (default):
+                               wherever they apply, ahead of the classes after FLATW; otherwise only a plan that
+                               ends as COLS reading one column a lane (args.vec KG_RED_CV_SCALAR; flag 1) or as
+                               NEST over 2-byte elements (flag 2) is planned again as flatw_ragged's. Session 37's
+                               round s37r1 (H100, 71 rows of a 30000-case draw): every row whose default was COLS
+                               scalar won (x1.02-4.83), the three that lost (x0.80-0.94) had other defaults */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

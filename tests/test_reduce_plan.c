@@ -4269,3 +4269,64 @@ Test(plan, flatw_ragged_pipe_same_plans_vec_2_and_min_slab_bytes)
                       p.grid);
     }
 }
+
+/* flatw_ragged_late (flags): flatw_ragged's plans replace only a plan that
+   ends as COLS reading one column a lane (1) or as NEST over 2-byte elements
+   (2); elsewhere the plan without flatw_ragged. Every op of each ragged case,
+   the plan checker walking the late plans. */
+static const ragged_case late_cases[] = {
+    {KG_F32, 5, {100, 33, 63, 81, 2}, {0, 1, 2, 3, 4}, 0xa, 0, 1},         /* sweep #1980: COLS scalar, K2 R81 */
+    {KG_I32, 6, {61, 24, 31, 3, 63, 2}, {0, 1, 2, 3, 4, 5}, 0x11, 0, 1},  /* #2763: COLS scalar, K2 R63 */
+    {KG_BF16, 5, {7, 50, 384, 250, 2}, {0, 1, 2, 3, 4}, 0x9, 0, 1},       /* #15109: COLS scalar (deep), K2 R250 */
+    {KG_BF16, 6, {128, 63, 34, 63, 2, 2}, {0, 1, 2, 3, 4, 5}, 0x9, 0, 0}, /* #1855: COLS in 8-byte vectors */
+};
+
+Test(plan, flatw_ragged_late_replaces_only_the_flagged_plans)
+{
+    kg_red_tuning tr = kg_red_force_flatw_ragged(1);
+    tr.flatw_ragged_v = 1;
+    kg_red_tuning tn = tr;
+    tn.flatw_ragged = 0;
+    int replaced[4] = {0, 0, 0, 0};
+    for (int f = 1; f <= 3; f++) {
+        kg_red_tuning tl = tr;
+        tl.flatw_ragged_late = f;
+        const size_t nr = sizeof ragged_cases / sizeof ragged_cases[0];
+        for (size_t i = 0; i < nr + sizeof late_cases / sizeof late_cases[0]; i++) {
+            const ragged_case *c = i < nr ? &ragged_cases[i] : &late_cases[i - nr];
+            kg_tensor in = permuted(c->dt, c->nd, c->shape, c->perm, c->gap, (int64_t)IN_AT);
+            int axes[KG_MAX_DIMS], n = 0;
+            for (int d = 0; d < c->nd; d++)
+                if ((c->mask >> d) & 1u)
+                    axes[n++] = d;
+            for (int op = 0; op < KG_RED_COUNT; op++) {
+                if (!((kg_red_infos[op].dtype_mask >> in.dtype) & 1u))
+                    continue;
+                kg_red_plan pr, pn, pl;
+                cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, n, 0, &tr, &pr), KG_OK);
+                cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, n, 0, &tn, &pn), KG_OK);
+                cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, n, 0, &tl, &pl), KG_OK);
+                const int ragged = pr.cls == KG_RED_FLAT && pr.args.group == 32 && pr.args.vec == 2;
+                const int flagged = ((f & 1) && pn.cls == KG_RED_COLS && pn.args.vec == KG_RED_CV_SCALAR) ||
+                                    ((f & 2) && pn.cls == KG_RED_NEST && kg_dtype_size(in.dtype) == 2);
+                const kg_red_plan *want = ragged && flagged ? &pr : &pn;
+                cr_expect(!memcmp(&pl, want, sizeof pl), "case %zu %s flags %d: class %d vec %d, want class %d vec %d",
+                          i, kg_red_infos[op].name, f, pl.cls, pl.args.vec, want->cls, want->args.vec);
+                replaced[f] += ragged && flagged && op == KG_RED_SUM;
+                if (i >= nr && op == KG_RED_SUM && (f & 1))
+                    cr_expect_eq(ragged && flagged, c->taken, "late case %zu flags %d: class %d vec %d", i - nr, f,
+                                 pl.cls, pl.args.vec);
+                char why[256];
+                kg_red_class cls;
+                if (i < nr || (op == KG_RED_SUM && f == 1)) /* the sweep cases' walks are long: their sums once */
+                    cr_expect(check_plan((kg_reduce_op)op, &in, c->mask, &tl, why, sizeof why, &cls),
+                              "case %zu %s: %s", i, kg_red_infos[op].name, why);
+            }
+        }
+    }
+    cr_log_info("flatw_ragged_late: sums replaced, flags 1 / 2 / 3: %d / %d / %d", replaced[1], replaced[2],
+                replaced[3]);
+    cr_expect(replaced[1] > 0 && replaced[2] > 0 && replaced[3] == replaced[1] + replaced[2],
+              "replaced %d / %d / %d", replaced[1], replaced[2], replaced[3]);
+    cr_expect(replaced[1] == 3, "flags 1: the three COLS scalar sweep cases, not #1855");
+}
