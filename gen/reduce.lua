@@ -46,7 +46,7 @@ local M = {}
 -- reduction; dropping the empty argmax / argmin kernels made room in the
 -- bundle's 30 MiB for the f16 module).
 -- flatwr: FLATW plans whose blocks start off the vector grid (tuning
--- flatw_ragged, args.vec 1; session 36's candidate, off by default), the
+-- flatw_ragged, args.vec 1 and 2; a default since session 37), the
 -- covering vectors read and the elements outside each block dropped
 -- (templates/reduce_flatw.cuh, mode 2): a group of its own built for bf16,
 -- f16, f32 and i32 and value ops only, so that no other module changes.

@@ -445,6 +445,15 @@ const kg_red_tuning kg_red_tuning_default = {
     .cols_strided_occ = 4, /* s34r1 (H100): 27 rows geomean x1.047, #71 x1.087, worst #738 x0.985 */
     .trans_vec = 128,      /* s35r2 (H100): 9 rows geomean x1.367, min x1.170 (t4), #77 x1.537 (267.5 -> 174.0 us) */
     .trans_vec_f16 = 128,  /* s35r4 (H100): f16 t0-t6 7 rows geomean x1.292, min x1.171 (t4); 0: TRANS's own kernel */
+    /* flatw_ragged in place of COLS plans reading one column a lane: round
+       s37r3 (H100), 297 fresh rows of a 300000-case draw (cases 100000 and
+       up), geomean x2.107, min x1.222, worst 6.6 -> 26.1% of copy (s37r1 /
+       s37r2 chose the rule: 71 + 104 rows, the losers outside it) */
+    .flatw_ragged = 8,
+    .flatw_ragged_v = 1,
+    .flatw_ragged_min = 1024,
+    .flatw_ragged_late = 1,
+    .flatw_ragged_2 = 11,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -476,7 +485,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(cols_runs_fold), F(run_tiles), F(run_tiles_vb), F(run_tiles_vb_min), F(run_tiles_units),
                   F(seg_rows), F(run_tiles_cap), F(run_tiles_cap_units), F(rows_stripes),
                   F(cols_strided_occ), F(trans_vec), F(trans_vec_f16), F(flatw_ragged),
-                  F(flatw_ragged_v), F(flatw_ragged_min), F(flatw_ragged_late)};
+                  F(flatw_ragged_v), F(flatw_ragged_min), F(flatw_ragged_late), F(flatw_ragged_2), F(trans_first)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1113,7 +1122,9 @@ static int plan_flatw(kg_red_plan *plan, const kg_red_info *info, const kg_tenso
                     extent += (in->shape[d] - 1) * in->strides[d];
         }
     }
-    if (outer < smul(sm, ragged ? T->flatw_ragged : T->flat_warp_units))
+    if (outer < smul(sm, !ragged ? T->flat_warp_units
+                               : es == 2 && T->flatw_ragged_2 > T->flatw_ragged ? T->flatw_ragged_2
+                                                                               : T->flatw_ragged))
         return 0;
     plan_flatw_fill(plan, K, nk, outer, G, cols, a, mid, nb, w);
     if (ragged) { /* flatw_ragged (kg_red_flatw_v, mode 2; flatw_ragged_v 1: mode 3) */
@@ -2337,6 +2348,23 @@ static kg_status plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor *o
         A->fast = keep.args.fast;
         w = (shape_of_work){n_out, 1, 0, 1, red};
         if (!plan_flatw(plan, info, in, K, nk, D, nr, red, n_out, es, sm, T, &w) || A->vec == 0) {
+            *plan = keep;
+            w = wkeep;
+        }
+    }
+    /* trans_first: a COLS plan whose outputs reduce at most trans_first
+       bytes each planned again as TRANS where that applies (outputs
+       scattered in the input's order: COLS writes each one alone) */
+    if (T->trans_first > 0 && plan->cls == KG_RED_COLS && smul(red, (int64_t)es) <= T->trans_first) {
+        const kg_red_plan keep = *plan;
+        const shape_of_work wkeep = w;
+        memset(plan, 0, sizeof *plan); /* as at the chain's start */
+        plan->out_ndim = keep.out_ndim;
+        memcpy(plan->out_shape, keep.out_shape, sizeof plan->out_shape);
+        A->red = red;
+        A->fast = keep.args.fast;
+        w = (shape_of_work){n_out, 1, 0, 1, red};
+        if (!plan_trans(plan, K, nk, D, nr, red, n_out, es, info->indexed, sm, T, &w)) {
             *plan = keep;
             w = wkeep;
         }

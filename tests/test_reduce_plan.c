@@ -4113,7 +4113,8 @@ Test(plan, flat_fill_adds_splits_only_to_flat_plans_that_leave_multiprocessors_i
     cr_assert_gt(followed, 0);
 }
 
-/* flatw_ragged (session 36's candidate, off by default): FLATW's blocks
+/* flatw_ragged (forced by kg_red_force_flatw_ragged; a default since session 37 where
+   flatw_ragged_late allows): FLATW's blocks
    (one reduced dim outside the slab) whose starts are whole periods P = a K
    dividing the vector but not whole vectors take the flatwo kernel's mode 2
    (args.vec 1, args.tiles the input's extent): the plan checker walks each
@@ -4204,7 +4205,7 @@ Test(plan, flatw_ragged_blocks_cover_each_element_once_off_by_default)
     }
 }
 
-/* flatw_ragged_v 1 (session 37's candidate, off by default): the same plans
+/* flatw_ragged_v 1 (the default since session 37): the same plans
    as flatw_ragged's, args.vec 2 (mode 3: mode 2's vectors, lanes and fold
    order in a software pipeline) in place of 1, every other field equal; the
    plan checker walks them (every op); flatw_ragged_v alone (flatw_ragged 0)
@@ -4213,8 +4214,11 @@ Test(plan, flatw_ragged_blocks_cover_each_element_once_off_by_default)
    776 bytes: 13192). */
 Test(plan, flatw_ragged_pipe_same_plans_vec_2_and_min_slab_bytes)
 {
-    kg_red_tuning t1 = kg_red_force_flatw_ragged(1), t3 = t1, toff = kg_red_tuning_default;
+    kg_red_tuning t1 = kg_red_force_flatw_ragged(1), t3 = t1, toff = kg_red_tuning_default, tz = toff;
     t3.flatw_ragged_v = 1;
+    tz.flatw_ragged = 0; /* flatw_ragged off: flatw_ragged_v 0 or 1 plans the same */
+    tz.flatw_ragged_v = 0;
+    toff.flatw_ragged = 0;
     toff.flatw_ragged_v = 1;
     int taken = 0;
     for (size_t i = 0; i < sizeof ragged_cases / sizeof ragged_cases[0]; i++) {
@@ -4230,7 +4234,7 @@ Test(plan, flatw_ragged_pipe_same_plans_vec_2_and_min_slab_bytes)
             kg_red_plan p2, p3, pd, po;
             cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, n, 0, &t1, &p2), KG_OK);
             cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, n, 0, &t3, &p3), KG_OK);
-            cr_assert_eq(plan_of((kg_reduce_op)op, &in, axes, n, 0, &pd), KG_OK);
+            cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, n, 0, &tz, &pd), KG_OK);
             cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, n, 0, &toff, &po), KG_OK);
             const int r2 = p2.cls == KG_RED_FLAT && p2.args.group == 32 && p2.args.vec == 1;
             const int r3 = p3.cls == KG_RED_FLAT && p3.args.group == 32 && p3.args.vec == 2;
@@ -4241,7 +4245,7 @@ Test(plan, flatw_ragged_pipe_same_plans_vec_2_and_min_slab_bytes)
             }
             cr_expect(!memcmp(&p2, &p3, sizeof p2), "case %zu %s: mode 3's plan differs beyond args.vec", i,
                       kg_red_infos[op].name);
-            cr_expect(!memcmp(&pd, &po, sizeof pd), "case %zu %s: flatw_ragged_v alone changed the default plan", i,
+            cr_expect(!memcmp(&pd, &po, sizeof pd), "case %zu %s: flatw_ragged_v alone (flatw_ragged 0) changed the plan", i,
                       kg_red_infos[op].name);
             char why[256];
             kg_red_class cls;
