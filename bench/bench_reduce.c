@@ -290,14 +290,16 @@ static rcall make(kg_context *ctx, kg_reduce_op op, const char *name, void *dev,
 static const char *const class_names[] = {"rows",   "cols",  "strided32", "strided64", "packed", "nest",  "colsn",
                                           "nestn",  "tile",  "flat",      "colso",     "colsp",  "nesto", "colsno",
                                           "nestno", "flatw", "slab",      "trans",     "flatwo", "colsq", "runt", "segw",
-                                          "transv"};
+                                          "transv", "flatwr"};
 /* " occN" where a plan takes the kernel at N blocks per multiprocessor */
 static const char *occ_str(const kg_red_plan *p) { return p->occ == 4 ? " occ4" : p->occ == 3 ? " occ3" : ""; }
 _Static_assert(sizeof class_names / sizeof class_names[0] == KG_RED_CLASS_COUNT, "a name per class");
-/* A plan's kernel class for the printed lines (FLAT with a warp per unit: FLATW) */
+/* A plan's kernel class for the printed lines (FLAT with a warp per unit: FLATW; its blocks off the vector grid,
+   flatw_ragged: FLATWR) */
 static int plan_class(const kg_red_plan *p)
 {
-    return p->cls == KG_RED_FLAT && p->args.group == 32  ? KG_RED_FLATW
+    return p->cls == KG_RED_FLAT && p->args.group == 32 && (p->args.vec == 1 || p->args.vec == 2) ? KG_RED_FLATWR
+           : p->cls == KG_RED_FLAT && p->args.group == 32                    ? KG_RED_FLATW
            : p->cls == KG_RED_COLS && p->args.group == 2 ? KG_RED_COLSQ
            : p->cls == KG_RED_TRANS && p->args.vec == 1  ? KG_RED_TRANSV
                                                          : (int)p->cls;

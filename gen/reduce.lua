@@ -45,9 +45,14 @@ local M = {}
 -- reaches) and for value ops only (`values`: TRANS plans take no index
 -- reduction; dropping the empty argmax / argmin kernels made room in the
 -- bundle's 30 MiB for the f16 module).
+-- flatwr: FLATW plans whose blocks start off the vector grid (tuning
+-- flatw_ragged, args.vec 1 and 2; a default since session 37), the
+-- covering vectors read and the elements outside each block dropped
+-- (templates/reduce_flatw.cuh, mode 2): a group of its own built for bf16,
+-- f16, f32 and i32 and value ops only, so that no other module changes.
 M.classes = { "rows", "cols", "strided32", "strided64", "packed", "nest", "colsn", "nestn", "tile", "flat",
               "colso", "colsp", "nesto", "colsno", "nestno", "flatw", "slab", "trans", "flatwo", "colsq", "runt", "segw",
-              "transv" }
+              "transv", "flatwr" }
 -- Modules: one per input dtype and group of classes, each with every op the
 -- dtype takes (red_<dtype> for the first group, red_<dtype>_<group>). The
 -- first call of a class loads only its group's machine code (each group
@@ -64,6 +69,8 @@ M.groups = {
   { name = "slab", classes = { "slab", "trans" } },
   { name = "runt", classes = { "runt", "segw" } },
   { name = "transv", classes = { "transv" }, dtypes = { bf16 = true, f16 = true }, values = true },
+  { name = "flatwr", classes = { "flatwr" }, dtypes = { bf16 = true, f16 = true, f32 = true, i32 = true },
+    values = true },
 }
 -- build fields (gen/expand.lua): the planner's own file, and the planner's CPU
 -- test program beside tests/test_reduce.c (the GPU parity tests)

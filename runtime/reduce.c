@@ -101,6 +101,14 @@ kg_status kg_reduce_launch(kg_context *ctx, kg_reduce_op op, kg_red_plan *plan, 
     /* FLAT with a warp per unit (at 4 blocks per multiprocessor: plan->occ) */
     if (plan->cls == KG_RED_FLAT && A->group == 32)
         k = plan->occ ? KG_RED_FLATWO : KG_RED_FLATW;
+    /* ... whose blocks start off the vector grid (flatw_ragged; bf16, f16,
+       f32 and i32 value ops only: the other entries are -1) */
+    if (plan->cls == KG_RED_FLAT && A->group == 32 && (A->vec == 1 || A->vec == 2)) {
+        k = KG_RED_FLATWR;
+        if (kg_red_table[op][in->dtype][k] < 0)
+            return kg_fail(ctx, KG_ERR_DTYPE, "%s: no FLATWR kernel (flatw_ragged) for %s", kg_red_infos[op].name,
+                           kg_dtype_name(in->dtype));
+    }
     /* TRANS of bf16 / f16 elements in 16-byte vectors (trans_vec,
        trans_vec_f16; value ops over bf16 and f16 only: the other entries
        are -1) */

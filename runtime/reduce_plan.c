@@ -445,6 +445,15 @@ const kg_red_tuning kg_red_tuning_default = {
     .cols_strided_occ = 4, /* s34r1 (H100): 27 rows geomean x1.047, #71 x1.087, worst #738 x0.985 */
     .trans_vec = 128,      /* s35r2 (H100): 9 rows geomean x1.367, min x1.170 (t4), #77 x1.537 (267.5 -> 174.0 us) */
     .trans_vec_f16 = 128,  /* s35r4 (H100): f16 t0-t6 7 rows geomean x1.292, min x1.171 (t4); 0: TRANS's own kernel */
+    /* flatw_ragged in place of COLS plans reading one column a lane: round
+       s37r3 (H100), 297 fresh rows of a 300000-case draw (cases 100000 and
+       up), geomean x2.107, min x1.222, worst 6.6 -> 26.1% of copy (s37r1 /
+       s37r2 chose the rule: 71 + 104 rows, the losers outside it) */
+    .flatw_ragged = 8,
+    .flatw_ragged_v = 1,
+    .flatw_ragged_min = 1024,
+    .flatw_ragged_late = 1,
+    .flatw_ragged_2 = 11,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -475,7 +484,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(cols_runs_kept), F(flatw_kept),
                   F(cols_runs_fold), F(run_tiles), F(run_tiles_vb), F(run_tiles_vb_min), F(run_tiles_units),
                   F(seg_rows), F(run_tiles_cap), F(run_tiles_cap_units), F(rows_stripes),
-                  F(cols_strided_occ), F(trans_vec), F(trans_vec_f16)};
+                  F(cols_strided_occ), F(trans_vec), F(trans_vec_f16), F(flatw_ragged),
+                  F(flatw_ragged_v), F(flatw_ragged_min), F(flatw_ragged_late), F(flatw_ragged_2), F(trans_first)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1081,16 +1091,48 @@ static int plan_flatw(kg_red_plan *plan, const kg_red_info *info, const kg_tenso
     const int64_t n = smul(mid, P), outer = n_out / cols, G = P / gcd64(P, V);
     if (di != nr || G > 32 || (a == 1 && mid == 1) || (a > 1 && nr == 1) || (T->flat_warp < 2 && (a > 1 || nb > 1)) ||
         smul(a, (int64_t)es) > T->flat_warp_run || smul(n, nb) < T->flat_warp_min || smul(n, nb) > T->flat_warp_max ||
-        outer < smul(sm, T->flat_warp_units) || n >= ((int64_t)1 << 31))
+        n >= ((int64_t)1 << 31))
         return 0;
+    int ragged = 0;
+    int64_t extent = 1;
     if (nb > 1) { /* blocks of whole aligned vectors: every block's start aligned */
         int ok = n % V == 0 && S % V == 0 && kgi_aligned(in->data, 16);
         for (int d = 1; d < nk; d++)
             ok = ok && K[d].in % V == 0;
-        if (!ok)
-            return 0;
+        if (!ok) {
+            /* flatw_ragged: blocks whose starts are whole periods (P divides
+               the vector) and at least 128 bytes (the covering vectors read
+               at most an eighth more), read in the aligned vectors that cover
+               them (the input aligned: none starts before it; args.tiles its
+               extent in elements: a vector past it is read element by
+               element), in the flatwr kernel (modules of bf16, f16, f32 and
+               i32) */
+            const kg_dtype dt = in->dtype;
+            ok = T->flatw_ragged > 0 && (dt == KG_BF16 || dt == KG_F16 || dt == KG_F32 || dt == KG_I32) &&
+                 V % P == 0 && S % P == 0 && S > 0 && smul(n, (int64_t)es) >= 128 && kgi_aligned(in->data, 16) &&
+                 smul(smul(n, nb), (int64_t)es) >= T->flatw_ragged_min;
+            for (int d = 1; d < nk; d++)
+                ok = ok && K[d].in % P == 0;
+            if (!ok)
+                return 0;
+            ragged = 1;
+            extent = 1;
+            for (int d = 0; d < in->ndim; d++)
+                if (in->shape[d] > 1)
+                    extent += (in->shape[d] - 1) * in->strides[d];
+        }
     }
+    if (outer < smul(sm, !ragged ? T->flat_warp_units
+                               : es == 2 && T->flatw_ragged_2 > T->flatw_ragged ? T->flatw_ragged_2
+                                                                               : T->flatw_ragged))
+        return 0;
     plan_flatw_fill(plan, K, nk, outer, G, cols, a, mid, nb, w);
+    if (ragged) { /* flatw_ragged (kg_red_flatw_v, mode 2; flatw_ragged_v 1: mode 3) */
+        /* flatw_ragged_v 1: mode 3, whose block positions and vector
+           indices are 32-bit (an extent under 2^31 elements; else mode 2) */
+        A->vec = T->flatw_ragged_v == 1 && extent < ((int64_t)1 << 31) ? 2 : 1;
+        A->tiles = extent;
+    }
     A->walk.in[0] = S;
     A->units = outer;
     w->red = red;
@@ -2248,13 +2290,22 @@ static kg_status plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor *o
     const int64_t lanes_full = sm * 1024;              /* half the resident threads */
     const int64_t multi = nest_multi_of(T, n_out, sm); /* NEST's outputs per lane */
     shape_of_work w = {n_out, 1, 0, 1, red};
+    /* flatw_ragged_late: FLATW in the chain without ragged blocks, which
+       replace only the plans named by the flags (below) */
+    const kg_red_tuning *Tf = T;
+    kg_red_tuning t_late;
+    if (T->flatw_ragged_late && T->flatw_ragged) {
+        t_late = *T;
+        t_late.flatw_ragged = 0;
+        Tf = &t_late;
+    }
     if (plan_segw(plan, info, dt, in, K, nk, D, nr, red, n_out, T))
         ;
     else if (T->run_tiles == 2 && plan_runt(plan, info, dt, in, K, nk, D, nr, red, n_out, sm, T))
         ;
     else if (plan_flatw_kept(plan, info, in, K, nk, D, nr, n_out, es, T, &w))
         ;
-    else if (plan_flatw(plan, info, in, K, nk, D, nr, red, n_out, es, sm, T, &w))
+    else if (plan_flatw(plan, info, in, K, nk, D, nr, red, n_out, es, sm, Tf, &w))
         ;
     else if (plan_tile(plan, in, K, nk, D, nr, red, n_out, es, info->indexed, target, T, &w))
         ;
@@ -2282,6 +2333,41 @@ static kg_status plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor *o
         const kg_red_plan keep = *plan;
         if (!plan_runt(plan, info, dt, in, K, nk, D, nr, red, n_out, sm, T))
             *plan = keep;
+    }
+    /* flatw_ragged_late: a COLS plan reading one column a lane (flag 1) or a
+       NEST plan of 2-byte elements (flag 2) planned again as FLATW over
+       ragged blocks where that applies (else kept as it was) */
+    if (Tf != T && (((T->flatw_ragged_late & 1) && plan->cls == KG_RED_COLS && A->vec == KG_RED_CV_SCALAR) ||
+                    ((T->flatw_ragged_late & 2) && plan->cls == KG_RED_NEST && es == 2))) {
+        const kg_red_plan keep = *plan;
+        const shape_of_work wkeep = w;
+        memset(plan, 0, sizeof *plan); /* as at the chain's start: plan_validate's result shape, red, fast */
+        plan->out_ndim = keep.out_ndim;
+        memcpy(plan->out_shape, keep.out_shape, sizeof plan->out_shape);
+        A->red = red;
+        A->fast = keep.args.fast;
+        w = (shape_of_work){n_out, 1, 0, 1, red};
+        if (!plan_flatw(plan, info, in, K, nk, D, nr, red, n_out, es, sm, T, &w) || A->vec == 0) {
+            *plan = keep;
+            w = wkeep;
+        }
+    }
+    /* trans_first: a COLS plan whose outputs reduce at most trans_first
+       bytes each planned again as TRANS where that applies (outputs
+       scattered in the input's order: COLS writes each one alone) */
+    if (T->trans_first > 0 && plan->cls == KG_RED_COLS && smul(red, (int64_t)es) <= T->trans_first) {
+        const kg_red_plan keep = *plan;
+        const shape_of_work wkeep = w;
+        memset(plan, 0, sizeof *plan); /* as at the chain's start */
+        plan->out_ndim = keep.out_ndim;
+        memcpy(plan->out_shape, keep.out_shape, sizeof plan->out_shape);
+        A->red = red;
+        A->fast = keep.args.fast;
+        w = (shape_of_work){n_out, 1, 0, 1, red};
+        if (!plan_trans(plan, K, nk, D, nr, red, n_out, es, info->indexed, sm, T, &w)) {
+            *plan = keep;
+            w = wkeep;
+        }
     }
     /* few column tiles over a long reduction (cols_split_few): narrower
        tiles, more lanes down each, more splits */

@@ -230,6 +230,34 @@ typedef struct kg_red_tuning {
                                0: off (TRANS's one element a load). Default 128 since session 35's H100 round s35r4
                                (the 7 rows it changes, f16 class cases t0-t6, geomean x1.292, min x1.171 (t4); t0
                                38.7% -> 53.4% of copy, as bf16's TRANSV) */
+    int flatw_ragged;       /* (with flat, flat_warp 2) FLATW's blocks (one reduced dim outside the slab, R_out blocks
+                               at a stride) whose starts are not whole vectors: where the period P = a x K divides the
+                               vector and every block start is a multiple of P elements (the input 16-byte aligned,
+                               its extent ending on 16 bytes), each block read in the aligned 16-byte vectors that
+                               cover it, the elements outside it dropped (args.vec 1; templates/reduce_flatw.cuh),
+                               where the outer positions give each multiprocessor at least flatw_ragged warps (in
+                               place of flat_warp_units); 0: off (those plans keep their class). Default 8 since session 37 (with
+                               flatw_ragged_v 1, flatw_ragged_min 1024, flatw_ragged_late 1, flatw_ragged_2 11) */
+    int flatw_ragged_v;     /* (with flatw_ragged) the flatwr kernel's loop: 0 session 36's (mode 2, args.vec
+                               1: U loads a lane, then their masked fold); 1: mode 3 (args.vec 2: the same vectors, lanes
+                               and fold order, so the same bits, in a software pipeline of 2 x KG_RED_FLATWR_PIPE loads
+                               a lane, the next batch loaded before this one folds, one 32-bit mask a batch; the
+                               default since session 37, where the input's extent is under 2^31 elements) */
+    int flatw_ragged_min;   /* (with flatw_ragged) the least bytes a unit's slab (its blocks together) must hold for
+                               flatw_ragged (default 1024); 0: no bound beyond the blocks' 128 bytes (session 37: sweep
+                               #10434's 3 blocks of 172 B, a 516-byte unit a warp, lost x0.68 in s36's round 2) */
+    int flatw_ragged_late;  /* (with flatw_ragged) flags: where flatw_ragged's plans replace another class's (default 1). 0:
+                               wherever they apply, ahead of the classes after FLATW; otherwise only a plan that
+                               ends as COLS reading one column a lane (args.vec KG_RED_CV_SCALAR; flag 1) or as
+                               NEST over 2-byte elements (flag 2) is planned again as flatw_ragged's. Session 37's
+                               round s37r1 (H100, 71 rows of a 30000-case draw): every row whose default was COLS
+                               scalar won (x1.02-4.83), the three that lost (x0.80-0.94) had other defaults */
+    int flatw_ragged_2;     /* (with flatw_ragged) the warps a multiprocessor the outer positions must give a
+                               flatw_ragged plan of 2-byte elements, if more than flatw_ragged (default 11: round
+                               s37r2's one loss, x0.827, was bf16 at 8 warps a multiprocessor); 0: as others */
+    int trans_first;        /* bytes: a COLS plan whose outputs each reduce at most this many bytes is planned again
+                               as TRANS where that applies (outputs scattered in the input's order, at most
+                               trans_max_red elements each: COLS writes every output alone); 0: off */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

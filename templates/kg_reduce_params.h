@@ -155,6 +155,10 @@ typedef enum kg_red_class {
     KG_RED_TRANSV,    /* kernels only: TRANS plans of bf16 and f16 elements with args.vec 1 (trans_vec, trans_vec_f16):
                          the input-contiguous side of a tile read in KG_RED_TRANSV_VECS aligned 16-byte vectors a row,
                          each at 16, 8 or 4 bytes as its address allows (modules red_bf16_transv and red_f16_transv) */
+    KG_RED_FLATWR,    /* kernels only: FLATW plans with args.vec 1 (tuning flatw_ragged): blocks whose starts are
+                         whole periods but not whole vectors, read in the aligned vectors that cover them
+                         (templates/reduce_flatw.cuh, mode 2) at KG_RED_FLAT_MIN_BLOCKS (no spills), flatwo's
+                         loads in flight; modules red_<dt>_flatwr of bf16, f16, f32 and i32 only, value ops only */
     KG_RED_CLASS_COUNT
 } kg_red_class;
 

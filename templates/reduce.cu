@@ -20,7 +20,7 @@ $(header)/*
 @if has.colsp then
 #include "reduce_cols_runs.cuh"
 @end
-@if has.flatw then
+@if has.flatw or has.flatwr then
 #include "reduce_flatw.cuh"
 @end
 @if has.runt then
@@ -119,6 +119,9 @@ extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_RUNT_MIN_BLO
 @end
 @if has.segw then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_RUNT_MIN_BLOCKS) $(f.name)_segw(const kg_red_args A) { kg_red_segw<$(f.name)>(A); }
+@end
+@if has.flatwr then
+extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_FLAT_MIN_BLOCKS) $(f.name)_flatwr(const kg_red_args A) { kg_red_flatwr<$(f.name), sizeof($(f.name)::in_t) == 2 ? KG_RED_FLATWO_UNROLL * 2 / 3 : KG_RED_FLATWO_UNROLL>(A); }
 @end
 @if has.transv then
 extern "C" __global__ void __launch_bounds__(KG_RED_THREADS, KG_RED_TRANSV_MIN_BLOCKS) $(f.name)_transv(const kg_red_args A) { if constexpr (!$(f.name)::indexed && sizeof($(f.name)::in_t) == 2) kg_red_transv<$(f.name)>(A); }

@@ -11,6 +11,18 @@
 
 #include "reduce.cuh"
 
+/* flatwr's mode 3 (tuning flatw_ragged_v 1): covering vectors a lane a batch,
+   two batches in flight (the next loaded before this one folds): 4 for 4-byte
+   elements (80 registers at 3 blocks, no spill), 3 for 2-byte ones (V = 8
+   accumulators: 80 registers, 4 bytes of spill on sm_90; at 4 it spills
+   about 160 bytes) */
+#ifndef KG_RED_FLATWR_PIPE
+#define KG_RED_FLATWR_PIPE 4
+#endif
+#ifndef KG_RED_FLATWR_PIPE2
+#define KG_RED_FLATWR_PIPE2 3
+#endif
+
 /* Warp w of the grid takes units (outer positions) w, w + warps, ...; unit
    u reads A.walk.size[0] blocks (A.walk.in[0] elements apart) of n =
    A.chunk x P contiguous elements, P = a x K: a = A.run reduced elements
@@ -19,7 +31,14 @@
    (q mod P) / a. A single block moves in 16-byte vectors from the aligned
    address at or before its start (h elements before it; ragged end vectors
    element by element), several blocks in whole aligned vectors (the
-   planner's condition). Lane t of the NT = 32 / G x G that take part (G =
+   planner's condition; Mode 1), or (Mode 2, args.vec 1, tuning
+   flatw_ragged) several blocks whose starts are whole periods (P divides V,
+   G = 1, every block start a multiple of P elements from the aligned
+   A.in) in the W = (n + 2 V - P - 1) / V aligned vectors from the one at or
+   before each start (h_r elements before it), the elements outside the
+   block dropped and a vector wholly past it not read, a vector that reaches
+   past the input's extent (A.tiles elements) read element by element: its
+   element e lies at period position e mod P, as with h = 0. Lane t of the NT = 32 / G x G that take part (G =
    A.cw = P / gcd(P, V) <= 32, so that NT x V is a multiple of P) takes
    vectors t, t + NT, ... of the unit, KG_RED_FLAT_UNROLL loads in flight:
    element e of each lies at position (t x V + e - h) mod P of a period, so
@@ -28,8 +47,9 @@
    periods of L = G x V slots fold in a fixed tree (upper half into the
    lower), and column c combines the slots (h + c x a + r) mod P + m x P,
    m outer, r inner, in order. Every combination order is fixed by the
-   plan. U: the loads a lane keeps in flight. */
-template <class Op, bool Blocks, int U>
+   plan. U: the loads a lane keeps in flight. Modes 2 and 3 (mode 2
+   pipelined) are the flatwr kernel's alone (kg_red_flatwr). */
+template <class Op, int Mode, int U>
 __device__ __forceinline__ void kg_red_flatw_v(const kg_red_args &A, typename Op::acc_t *sv)
 {
     typedef typename Op::in_t T;
@@ -38,6 +58,7 @@ __device__ __forceinline__ void kg_red_flatw_v(const kg_red_args &A, typename Op
     constexpr int WARPS = KG_RED_THREADS / 32;
     typedef kgd_vec<T, V> VT;
     const int K = (int)A.inner, a = (int)A.run, P = a * K, G = A.cw, NT = 32 / G * G, L = G * V;
+    constexpr bool Blocks = Mode > 0;
     const int t = threadIdx.x & 31;
     AT *sw = sv + (threadIdx.x >> 5) * (32 * V);
     const int64_t n = A.chunk * P, nb = Blocks ? A.walk.size[0] : 1, SV = A.walk.in[0] / V;
@@ -60,7 +81,142 @@ __device__ __forceinline__ void kg_red_flatw_v(const kg_red_args &A, typename Op
             for (int e = 0; e < V; e++)
                 acc[e] = Op::combine(acc[e], Op::map(x.v[e]));
         };
-        if constexpr (Blocks) {
+        if constexpr (Mode == 2) {
+            /* vector j of the unit (block r = j / W, vector i = j mod W of
+               the W that cover it from the aligned element at or before its
+               start s_r = io + r S, h_r = s_r mod V elements before it) goes
+               to lane j mod NT (G = 1: NT = 32); element e of that vector is
+               block position q = i V + e - h_r, taken where 0 <= q < n */
+            const int64_t S = A.walk.in[0], ext = A.tiles;
+            const uint32_t WR = (uint32_t)((n + 2 * V - P - 1) / V);
+            const VT *vin = (const VT *)A.in;
+            const uint32_t qs = 32u / WR, rs = 32u % WR;
+            uint32_t i = (uint32_t)t % WR, r = (uint32_t)t / WR;
+            /* block r's first covering vector (vb) and its h */
+            int64_t vb = 0;
+            int h = 0;
+            auto at_block = [&]() {
+                const int64_t s = io + (int64_t)r * S;
+                h = (int)(s & (V - 1));
+                vb = (s - h) / V;
+            };
+            at_block();
+            for (int64_t left = nb * (int64_t)WR - t; left > 0; left -= U * 32) {
+                VT x[U];
+                int lh[U]; /* the elements taken: [lh & 255, lh >> 8) */
+#pragma unroll
+                for (int k = 0; k < U; k++) {
+                    lh[k] = 0;
+                    if (k * 32 < left) {
+                        const int q0 = (int)i * V - h; /* block position of the vector's element 0 */
+                        if (q0 < n) {
+                            const int lo = q0 < 0 ? -q0 : 0, hi = n - q0 < V ? (int)(n - q0) : V;
+                            lh[k] = lo | hi << 8;
+                            if ((vb + i + 1) * V <= ext) {
+                                x[k] = vin[vb + i];
+                            } else { /* past the input's extent: its elements in the block alone */
+                                const T *e0 = (const T *)(vin + vb + i);
+#pragma unroll
+                                for (int e = 0; e < V; e++)
+                                    if (e >= lo && e < hi)
+                                        x[k].v[e] = e0[e];
+                            }
+                        }
+                        i += rs;
+                        const uint32_t r0 = r;
+                        r += qs;
+                        if (i >= WR) {
+                            i -= WR;
+                            r++;
+                        }
+                        if (r != r0)
+                            at_block();
+                    }
+                }
+#pragma unroll
+                for (int k = 0; k < U; k++)
+#pragma unroll
+                    for (int e = 0; e < V; e++)
+                        if (e >= (lh[k] & 255) && e < (lh[k] >> 8))
+                            acc[e] = Op::combine(acc[e], Op::map(x[k].v[e]));
+            }
+        } else if constexpr (Mode == 3) {
+            /* mode 2's vectors, lanes and fold order (the same bits), in a
+               software pipeline: the next U covering vectors a lane are
+               loaded before this batch folds (2 U in flight), each batch's
+               taken elements one bit a element in one 32-bit mask (U V <=
+               32), 32-bit block positions and vector indices (the planner's
+               condition: the input's extent under 2^31 elements), the
+               extent tested in whole vectors */
+            static_assert(U * V <= 32, "flatwr mode 3: one 32-bit mask a batch");
+            const uint32_t S = (uint32_t)A.walk.in[0], vext = (uint32_t)(A.tiles / V), io32 = (uint32_t)io;
+            const int nn = (int)n;
+            const uint32_t WR = (uint32_t)((n + 2 * V - P - 1) / V);
+            const VT *vin = (const VT *)A.in;
+            /* a lane's place: block start sb (elements from A.in; its
+               first covering vector sb / V, h = sb mod V) and vector i of
+               the block; a step of 32 vectors is qs blocks and rs vectors */
+            const uint32_t qs = 32u / WR, rs = 32u % WR, dS = qs * S;
+            uint32_t i = (uint32_t)t % WR, sb = io32 + (uint32_t)t / WR * S;
+            auto load = [&](VT(&x)[U], uint32_t &mk, int left) {
+                mk = 0;
+#pragma unroll
+                for (int k = 0; k < U; k++)
+                    if (k * 32 < left) {
+                        const int h = (int)(sb & (V - 1));
+                        const int q0 = (int)i * V - h; /* block position of the vector's element 0 */
+                        if (q0 < nn) {
+                            const int lo = q0 < 0 ? -q0 : 0, hi = nn - q0 < V ? nn - q0 : V;
+                            const uint32_t g = sb / V + i;
+                            mk |= (((1u << hi) - 1u) & ~((1u << lo) - 1u)) << (k * V);
+                            if (g < vext) {
+                                x[k] = vin[g];
+                            } else { /* past the input's extent: its elements in the block alone */
+                                const T *e0 = (const T *)(vin + g);
+#pragma unroll
+                                for (int e = 0; e < V; e++)
+                                    if (e >= lo && e < hi)
+                                        x[k].v[e] = e0[e];
+                            }
+                        }
+                        i += rs;
+                        sb += dS;
+                        if (i >= WR) {
+                            i -= WR;
+                            sb += S;
+                        }
+                    }
+            };
+            auto fold = [&](const VT(&x)[U], uint32_t mk) {
+#pragma unroll
+                for (int k = 0; k < U; k++)
+#pragma unroll
+                    for (int e = 0; e < V; e++)
+                        if (mk >> (k * V + e) & 1u)
+                            acc[e] = Op::combine(acc[e], Op::map(x[k].v[e]));
+            };
+            VT xa[U], xb[U];
+            uint32_t ma, mb;
+            int left = (int)(nb * (int64_t)WR) - t;
+            load(xa, ma, left);
+            left -= U * 32;
+            for (;;) {
+                if (left <= 0) {
+                    fold(xa, ma);
+                    break;
+                }
+                load(xb, mb, left);
+                left -= U * 32;
+                fold(xa, ma);
+                if (left <= 0) {
+                    fold(xb, mb);
+                    break;
+                }
+                load(xa, ma, left);
+                left -= U * 32;
+                fold(xb, mb);
+            }
+        } else if constexpr (Blocks) {
             /* vector j of the unit (block r = j / W, vector i = j mod W of
                it, h = 0) goes to lane j mod NT; a lane steps NT vectors:
                qs blocks and rs vectors */
@@ -249,9 +405,27 @@ template <class Op, int UO = 0> __device__ __forceinline__ void kg_red_flatw(con
             }
         }
         if (A.walk.size[0] > 1)
-            kg_red_flatw_v<Op, true, U>(A, sv);
+            kg_red_flatw_v<Op, 1, U>(A, sv);
         else
-            kg_red_flatw_v<Op, false, U>(A, sv);
+            kg_red_flatw_v<Op, 0, U>(A, sv);
+    }
+}
+
+/* FLATWR (tuning flatw_ragged, args.vec 1): FLATW's blocks whose starts are
+   whole periods but not whole vectors (kg_red_flatw_v mode 2), U loads in
+   flight per lane; value reductions of 2- and 4-byte elements (the modules
+   of other dtypes and the index ops have no such kernel). args.vec 2
+   (tuning flatw_ragged_v 1): mode 3, the same vectors and fold order in a
+   software pipeline of 2 x KG_RED_FLATWR_PIPE (2-byte: _PIPE2) loads a lane. */
+template <class Op, int U> __device__ __forceinline__ void kg_red_flatwr(const kg_red_args &A)
+{
+    constexpr int N = Op::indexed || Op::vec > 8 ? 1 : KG_RED_THREADS * Op::vec;
+    __shared__ typename Op::acc_t sv[N];
+    if constexpr (N > 1) {
+        if (A.vec == 2)
+            kg_red_flatw_v<Op, 3, sizeof(typename Op::in_t) == 2 ? KG_RED_FLATWR_PIPE2 : KG_RED_FLATWR_PIPE>(A, sv);
+        else
+            kg_red_flatw_v<Op, 2, U>(A, sv);
     }
 }
 

@@ -33,6 +33,7 @@ static inline kg_red_tuning kg_red_force_trans(void)
     t.trans_max_red = 1 << 30;
     t.trans_vec = 0;
     t.trans_vec_f16 = 0;
+    t.trans_first = 0; /* in its place after SLAB and COLS */
     return t;
 }
 
@@ -122,6 +123,21 @@ static inline kg_red_tuning kg_red_force_strided_occ(void)
 {
     kg_red_tuning t = kg_red_tuning_default;
     t.cols_strided_occ = 4;
+    return t;
+}
+
+/* FLATW's blocks off the vector grid in the flatwr kernel (flatw_ragged,
+   a default since session 37 in place of COLS plans reading one column a
+   lane): wherever it applies, `warps` the outer positions must
+   give each multiprocessor (8 the candidate; 1 takes small test shapes). */
+static inline kg_red_tuning kg_red_force_flatw_ragged(int warps)
+{
+    kg_red_tuning t = kg_red_tuning_default;
+    t.flatw_ragged = warps;
+    t.flatw_ragged_v = 0;    /* session 36's loop (mode 2); the tests set 1 for mode 3 */
+    t.flatw_ragged_min = 0;  /* no slab bound, */
+    t.flatw_ragged_late = 0; /* in place of every class after FLATW, */
+    t.flatw_ragged_2 = 0;    /* 2-byte elements at `warps` too */
     return t;
 }
 

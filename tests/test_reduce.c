@@ -331,6 +331,9 @@ static int slab_launches, trans_launches;
 /* ... and of TRANS plans in 16-byte vectors (trans_vec, kernel TRANSV);
    last_transv: 1 where reduce_tuned's last call launched one */
 static int transv_launches, last_transv, transv_f16_launches;
+/* 1 where reduce_tuned's last call launched a flatw_ragged (flatwr) plan
+   (bits_tuning compares those too: flatwr's two loops give the same bits) */
+static int last_ragged;
 /* ... and of COLS plans over two column tiles per unit (COLSQ), and of COLS
    plans with vector stores of the results */
 static int pair_launches, vstore_launches;
@@ -366,6 +369,9 @@ static int strided_p_launches;
 /* ... and of FLAT plans that flat_fill gave more splits than the same call
    planned without it */
 static int flat_fill_launches;
+/* ... and of FLATW plans of blocks off the vector grid (flatw_ragged, the
+   flatwr kernel; args.vec 1 mode 2, args.vec 2 mode 3, flatw_ragged_v 1) */
+static int ragged_launches, ragged_pipe_launches;
 
 /* KG_TEST_QUICK (a time-capped GPU run: the whole program in about 120 s):
    the tests under other tunings run one op in three of each list they walk
@@ -398,6 +404,7 @@ static int dtype_wanted(kg_dtype dt)
 static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_tensor *idx, const kg_tensor *in,
                               const int *axes, int n_axes, int keepdim)
 {
+    last_ragged = 0;
     if (!gpu_tuning)
         return kg_reduce(gpu, op, out, idx, in, axes, n_axes, keepdim);
     int sms = 0;
@@ -434,6 +441,11 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     runt_launches += st == KG_OK && plan.cls == KG_RED_RUNT;
     segw_launches += st == KG_OK && plan.cls == KG_RED_SEGW;
     stripes_launches += st == KG_OK && plan.cls == KG_RED_ROWS && plan.args.run == KG_RED_ROWS_STRIPES;
+    ragged_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group == 32 &&
+                       (plan.args.vec == 1 || plan.args.vec == 2);
+    last_ragged = st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group == 32 &&
+                  (plan.args.vec == 1 || plan.args.vec == 2);
+    ragged_pipe_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group == 32 && plan.args.vec == 2;
     strided_p_launches += st == KG_OK && plan.cls == KG_RED_COLS && plan.args.vec == KG_RED_CV_STRIDED &&
                           plan.occ == 3 && kg_dtype_size(in->dtype) == 2;
     if (st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group != 32 && gpu_tuning->flat_fill > 0) {
@@ -577,7 +589,7 @@ static int check_case(kg_reduce_op op, kg_dtype dt, const rcase *c, const layout
         free(got2);
         free(gidx2);
     }
-    if (bits_tuning && last_transv && dout && n_out > 0) {
+    if (bits_tuning && (last_transv || last_ragged) && dout && n_out > 0) {
         void *got3 = malloc((size_t)n_out * oes);
         const kg_red_tuning *keep = gpu_tuning;
         gpu_tuning = bits_tuning;
@@ -2293,4 +2305,208 @@ Test(gpu, strided_2_byte_columns_in_colsp_where_waves_allow_every_value_op_twice
     cr_assert_eq(total, 0);
     cr_assert(kt_sanitizer() || strided_p_launches > 0, "no strided 2-byte plan took colsp");
     cr_assert(kt_sanitizer() || default_colsp > 0, "the default path planned no strided 2-byte plan in colsp");
+}
+
+/* flatw_ragged (forced wherever it applies; the flatwr kernel,
+   templates/reduce_flatw.cuh mode 2): FLATW plans whose blocks (one reduced
+   dim outside a period of kept x run elements) start on whole periods but
+   off the vector grid, read in the aligned vectors that cover each block,
+   the elements outside it dropped (sweep #196's nest K4 R97 K511 R17 K5,
+   odd sizes, a run under the columns, the input's last vector past its
+   extent read element by element). Every value op over bf16, f16, f32 and
+   i32 and ragged_cases under flatw_ragged 1 (132 warps suffice: small
+   shapes) against the float64 / int64 reference, each call twice, bitwise
+   equal; the misaligned input keeps another plan; the default path (no
+   tuning; flatw_ragged 8 since session 37) matches the reference too and
+   plans none here (too few outer positions for 8 warps a multiprocessor). FLATW is unsplit
+   (one warp an output period): no split form. */
+static const rcase ragged_cases[] = {
+    {"(3,5,211,97,4) 1,3 ragged, #196's nest K4 R97 K211 R5 K3", 5, {3, 5, 211, 97, 4}, 2, {1, 3}, 0, DENSE},
+    {"(3,5,211,97,4) 1,3 keepdim ragged", 5, {3, 5, 211, 97, 4}, 2, {1, 3}, 1, DENSE},
+    {"(5,200,33,2) 0,2 ragged, K2 R33 K200 R5", 4, {5, 200, 33, 2}, 2, {0, 2}, 0, DENSE},
+    {"(7,301,61,2) 0,2 ragged, K2 R61 K301 R7", 4, {7, 301, 61, 2}, 2, {0, 2}, 0, DENSE},
+    {"(3,150,31,2,2) 0,2,4 ragged, a run of 2 under K2", 5, {3, 150, 31, 2, 2}, 3, {0, 2, 4}, 0, DENSE},
+    {"(13,3,200,41,4) 0,3 ragged, R13 outside K600", 5, {13, 3, 200, 41, 4}, 2, {0, 3}, 0, DENSE},
+    {"(5,200,33,2) 0,2 misaligned: another plan", 4, {5, 200, 33, 2}, 2, {0, 2}, 0, MISALIGNED},
+    {"(41,50,63,2) 0,2 ragged, K2 R63 K50 R41: 41 blocks, many pipeline batches", 4, {41, 50, 63, 2}, 2, {0, 2}, 0,
+     DENSE},
+    {"(67,3,45,2,4) 0,2,3 ragged, K4 R2 R45 K3 R67: a run of 2, 67 blocks", 5, {67, 3, 45, 2, 4}, 3, {0, 2, 3}, 0,
+     DENSE},
+    {"(37,140,129,2) 0,2 ragged, K2 R129 K140 R37: blocks of 258 elements", 4, {37, 140, 129, 2}, 2, {0, 2}, 0,
+     DENSE},
+};
+
+/* pipe 0: session 36's loop (mode 2); pipe 1: flatw_ragged_v 1 (mode 3, the
+   software pipeline; the same fold order: bitwise equal to mode 2 too) */
+static void flatw_ragged_every_case(int pipe)
+{
+    kg_red_tuning t = kg_red_force_flatw_ragged(1); /* 132 warps suffice: small shapes */
+    t.flatw_ragged_v = pipe;
+    kg_red_tuning t2 = t;
+    t2.flatw_ragged_v = !pipe;
+    const kg_dtype dts[] = {KG_BF16, KG_F16, KG_F32, KG_I32};
+    const size_t ncases = sizeof ragged_cases / sizeof ragged_cases[0];
+    uint64_t rng = kt_seed() ^ 0x7261676765646677ull;
+    int sms = 0, total = 0, calls = 0, planned = 0, default_ragged = 0;
+    kg_device_info(gpu, NULL, 0, NULL, NULL, &sms);
+    ragged_launches = 0;
+    ragged_pipe_launches = 0;
+    for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++)
+        for (size_t o = 0; o < sizeof value_ops / sizeof value_ops[0]; o++) {
+            const kg_dtype dt = dts[d];
+            const kg_reduce_op op = value_ops[o];
+            const kg_red_info *info = &kg_red_infos[op];
+            if (!(info->dtype_mask & (1u << dt)) || !dtype_wanted(dt))
+                continue;
+            for (size_t i = 0; i < ncases; i++) {
+                if (!kt_take(4)) /* sanitizer mode: a seeded quarter */
+                    continue;
+                const rcase *c = &ragged_cases[i];
+                const layout L = layout_of(c);
+                const size_t es = kg_dtype_size(dt);
+                void *h = malloc((size_t)L.alloc * es);
+                fill_input(h, dt, L.alloc, op == KG_RED_PROD ? NEAR_ONE : RANDOM, &rng);
+                if (info->nonempty) /* max, min: NaNs in a few outputs (they propagate) */
+                    for (int k = 0; k < 5; k++)
+                        kt_set(h, dt, (int64_t)(kt_next(&rng) % (uint64_t)L.alloc), NAN);
+                void *dev = kt_alloc(gpu, (size_t)L.alloc * es);
+                kt_upload(gpu, dev, h, (size_t)L.alloc * es);
+                kg_tensor in = kg_tensor_contiguous((char *)dev + L.offset * (int64_t)es, dt, c->ndim, c->shape);
+                memcpy(in.strides, L.strides, sizeof in.strides);
+                int64_t os[KG_MAX_DIMS];
+                const int ond = case_out_shape(c, os);
+                kg_tensor out = kg_tensor_contiguous((void *)(uintptr_t)256, info->out[dt], ond, os);
+                kg_red_plan pt, pd;
+                cr_assert_eq(kg_reduce_plan_tuned(gpu, op, &out, NULL, &in, c->axes, c->n_axes, c->keepdim, sms, &t,
+                                                  &pt),
+                             KG_OK, "%s", kg_errmsg(gpu));
+                cr_assert_eq(kg_reduce_plan(gpu, op, &out, NULL, &in, c->axes, c->n_axes, c->keepdim, sms, &pd), KG_OK,
+                             "%s", kg_errmsg(gpu));
+                const int ragged = pt.cls == KG_RED_FLAT && pt.args.group == 32 && pt.args.vec == 1 + pipe;
+                planned += ragged;
+                default_ragged += pd.cls == KG_RED_FLAT && pd.args.group == 32 && pd.args.vec != 0;
+                if (c->view == MISALIGNED)
+                    cr_expect(!ragged, "%s(%s) %s: a misaligned input planned flatw_ragged", info->name,
+                              kg_dtype_name(dt), c->name);
+                gpu_tuning = &t;
+                bits_tuning = &t2; /* the other loop (mode 2 / mode 3): the same vectors and fold order, same bits */
+                run_twice = 1;
+                const int bad = check_case(op, dt, c, &L, h, dev, 1);
+                run_twice = 0;
+                bits_tuning = NULL;
+                gpu_tuning = env_tuning;
+                cr_expect_eq(bad, 0, "%s(%s) %s: %d wrong results (ragged plan %d, pipe %d, seed %llu)", info->name,
+                             kg_dtype_name(dt), c->name, bad, ragged, pipe, (unsigned long long)kt_seed());
+                total += bad;
+                /* the same on the default path (kg_reduce, no tuning) */
+                gpu_tuning = NULL;
+                run_twice = 1;
+                const int bad_d = check_case(op, dt, c, &L, h, dev, 1);
+                run_twice = 0;
+                gpu_tuning = env_tuning;
+                cr_expect_eq(bad_d, 0, "%s(%s) %s: default path: %d wrong results (seed %llu)", info->name,
+                             kg_dtype_name(dt), c->name, bad_d, (unsigned long long)kt_seed());
+                total += bad_d;
+                calls++;
+                kg_free(gpu, dev);
+                free(h);
+            }
+        }
+    cr_log_info("flatw_ragged 1, flatw_ragged_v %d (%d SMs): %d calls, %d planned ragged, %d ragged launches (%d "
+                "pipelined); default path ragged %d",
+                pipe, sms, calls, planned, ragged_launches, ragged_pipe_launches, default_ragged);
+    cr_assert_eq(total, 0);
+    cr_assert_eq(default_ragged, 0, "the default path planned flatw_ragged on shapes of under 1056 outer positions");
+    cr_assert(kt_sanitizer() || ragged_launches > 0, "no call ran a flatw_ragged plan");
+    cr_assert(kt_sanitizer() || !pipe || ragged_pipe_launches > 0, "no call ran a pipelined flatw_ragged plan");
+}
+
+Test(gpu, flatw_ragged_blocks_every_value_op_2_and_4_byte_dtype_and_case) { flatw_ragged_every_case(0); }
+
+/* flatw_ragged_v 1 (mode 3, the default's loop): the software pipeline on
+   the same cases (odd sizes, runs, the extent's last vector, many batches),
+   against the reference, twice bitwise equal, and bitwise equal to mode 2 */
+Test(gpu, flatw_ragged_pipe_every_value_op_2_and_4_byte_dtype_and_case) { flatw_ragged_every_case(1); }
+
+/* Shapes whose default plan is a given class (session 37's defaults), on the
+   default path (kg_reduce, no tuning): every value op over `dts`, each call
+   twice, bitwise equal, against the float64 / int64 reference; `want` must
+   hold for the default plan of every sum. */
+static void default_path_cases(const rcase *cases, size_t ncases, const kg_dtype *dts, size_t ndts,
+                               int (*want)(const kg_red_plan *), const char *what)
+{
+    uint64_t rng = kt_seed() ^ 0x64656661756c7470ull;
+    int sms = 0, calls = 0, sums = 0, planned = 0, total = 0;
+    kg_device_info(gpu, NULL, 0, NULL, NULL, &sms);
+    for (size_t d = 0; d < ndts; d++)
+        for (size_t o = 0; o < sizeof value_ops / sizeof value_ops[0]; o++) {
+            const kg_dtype dt = dts[d];
+            const kg_reduce_op op = value_ops[o];
+            const kg_red_info *info = &kg_red_infos[op];
+            if (!(info->dtype_mask & (1u << dt)) || !dtype_wanted(dt))
+                continue;
+            for (size_t i = 0; i < ncases; i++) {
+                if (!kt_take(4)) /* sanitizer mode: a seeded quarter */
+                    continue;
+                const rcase *c = &cases[i];
+                const layout L = layout_of(c);
+                const size_t es = kg_dtype_size(dt);
+                void *h = malloc((size_t)L.alloc * es);
+                fill_input(h, dt, L.alloc, op == KG_RED_PROD ? NEAR_ONE : RANDOM, &rng);
+                if (info->nonempty) /* max, min: NaNs in a few outputs (they propagate) */
+                    for (int k = 0; k < 5; k++)
+                        kt_set(h, dt, (int64_t)(kt_next(&rng) % (uint64_t)L.alloc), NAN);
+                void *dev = kt_alloc(gpu, (size_t)L.alloc * es);
+                kt_upload(gpu, dev, h, (size_t)L.alloc * es);
+                if (op == KG_RED_SUM) {
+                    kg_tensor in = kg_tensor_contiguous((char *)dev + L.offset * (int64_t)es, dt, c->ndim, c->shape);
+                    memcpy(in.strides, L.strides, sizeof in.strides);
+                    int64_t os[KG_MAX_DIMS];
+                    const int ond = case_out_shape(c, os);
+                    kg_tensor out = kg_tensor_contiguous((void *)(uintptr_t)256, info->out[dt], ond, os);
+                    kg_red_plan pd;
+                    cr_assert_eq(kg_reduce_plan(gpu, op, &out, NULL, &in, c->axes, c->n_axes, c->keepdim, sms, &pd),
+                                 KG_OK, "%s", kg_errmsg(gpu));
+                    sums++;
+                    planned += want(&pd);
+                    cr_expect(want(&pd), "%s(%s) %s: the default plan is class %d vec %d, not %s", info->name,
+                              kg_dtype_name(dt), c->name, pd.cls, pd.args.vec, what);
+                }
+                gpu_tuning = NULL;
+                run_twice = 1;
+                const int bad = check_case(op, dt, c, &L, h, dev, 1);
+                run_twice = 0;
+                gpu_tuning = env_tuning;
+                cr_expect_eq(bad, 0, "%s(%s) %s: default path: %d wrong results (seed %llu)", info->name,
+                             kg_dtype_name(dt), c->name, bad, (unsigned long long)kt_seed());
+                total += bad;
+                calls++;
+                kg_free(gpu, dev);
+                free(h);
+            }
+        }
+    cr_log_info("default path, %s (%d SMs): %d calls, %d of %d sums planned so", what, sms, calls, planned, sums);
+    cr_assert_eq(total, 0);
+    cr_assert(kt_sanitizer() || sums > 0, "no case ran");
+}
+
+static int plan_is_ragged(const kg_red_plan *p)
+{
+    return p->cls == KG_RED_FLAT && p->args.group == 32 && (p->args.vec == 1 || p->args.vec == 2);
+}
+
+/* flatw_ragged on the default path (session 37: flatw_ragged 8, 11 warps a
+   multiprocessor for 2-byte elements, mode 3, slabs of at least 1024 bytes,
+   only in place of COLS plans reading one column a lane): K2 R61 under
+   K3000 R7 and K2 R125 under K5000 R9 (COLS scalar before) */
+static const rcase ragged_default_cases[] = {
+    {"(7,3000,61,2) 0,2: K2 R61 K3000 R7", 4, {7, 3000, 61, 2}, 2, {0, 2}, 0, DENSE},
+    {"(9,2000,125,2) 0,2 keepdim: K2 R125 K2000 R9", 4, {9, 2000, 125, 2}, 2, {0, 2}, 1, DENSE},
+};
+
+Test(gpu, flatw_ragged_default_path_every_value_op)
+{
+    const kg_dtype dts[] = {KG_BF16, KG_F16, KG_F32, KG_I32};
+    default_path_cases(ragged_default_cases, sizeof ragged_default_cases / sizeof ragged_default_cases[0], dts,
+                       sizeof dts / sizeof dts[0], plan_is_ragged, "flatw_ragged (FLAT, 32 lanes a unit, vec 2)");
 }

@@ -1118,12 +1118,44 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
            the element's column */
         const int64_t K = A->inner, a = A->run, P = a * K, G = A->cw, NT = 32 / (G > 0 ? G : 1) * G;
         const int64_t nb = A->walk.size[0] > 1 ? A->walk.size[0] : 1, S = A->walk.in[0], n = A->chunk * P;
+        const int ragged = A->vec == 1 || A->vec == 2; /* mode 2, or mode 3 (flatw_ragged_v 1: the same vectors) */
         if (c->indexed || es < 2 || K < 1 || K > KG_RED_FLAT_COLS || a < 1 || G < 1 || G > 32 || (G * V) % P ||
-            A->splits != 1 || p->partial_bytes || A->units != A->n_out || A->tiles != 1 || A->vec || A->walk.n != 1 ||
-            n * nb != A->red * K || (nb > 1 && (n % V || S % V)))
+            A->splits != 1 || p->partial_bytes || A->units != A->n_out || A->walk.n != 1 || n * nb != A->red * K ||
+            (A->vec != 0 && A->vec != 1 && A->vec != 2) || (A->vec == 2 && A->tiles >= ((int64_t)1 << 31)) || (!ragged && (A->tiles != 1 || (nb > 1 && (n % V || S % V)))) ||
+            (ragged && (nb < 2 || G != 1 || V % P || S % P || n * (int64_t)es < 128)))
             fail(c, "flatw geometry out of bounds");
         if (c->bad)
             return;
+        if (ragged) {
+            /* flatw_ragged (kg_red_flatw_v mode 2): block r of unit u starts
+               at s = io + r S, h = s mod V; its W = (n + 2 V - P - 1) / V
+               covering vectors from s - h, element e of vector i at block
+               position i V + e - h, folded into period position e mod P (the
+               input 16-byte aligned); a vector past the extent (args.tiles)
+               read element by element, none before the input */
+            const int64_t W = (n + 2 * V - P - 1) / V;
+            for (int64_t u = 0; u < A->units; u++) {
+                int64_t io, oo;
+                outer_of(&A->outer, 0, u, &io, &oo);
+                for (int64_t r = 0; r < nb; r++) {
+                    const int64_t s0 = io + r * S, h = s0 % V;
+                    if (h + n > W * V)
+                        fail(c, "flatw ragged block not covered");
+                    for (int64_t i = 0; i < W; i++)
+                        for (int64_t e = 0; e < V; e++) {
+                            const int64_t q = i * V + e - h;
+                            if (q < 0 || q >= n)
+                                continue;
+                            if (s0 - h + i * V < 0)
+                                fail(c, "flatw ragged vector before the input");
+                            if (e % P != q % P)
+                                fail(c, "a flatw ragged lane folds an element into another column");
+                            visit(c, oo + (e % P) / a * A->inner_out, r * (n / K) + q / P * a + q % a, s0 + q);
+                        }
+                }
+            }
+            return;
+        }
         for (int64_t u = 0; u < A->units; u++) {
             int64_t io, oo;
             outer_of(&A->outer, c->indexed, u, &io, &oo);
@@ -4079,4 +4111,226 @@ Test(plan, flat_fill_adds_splits_only_to_flat_plans_that_leave_multiprocessors_i
                 same, followed);
     cr_assert_gt(changed, 0);
     cr_assert_gt(followed, 0);
+}
+
+/* flatw_ragged (forced by kg_red_force_flatw_ragged; a default since session 37 where
+   flatw_ragged_late allows): FLATW's blocks
+   (one reduced dim outside the slab) whose starts are whole periods P = a K
+   dividing the vector but not whole vectors take the flatwo kernel's mode 2
+   (args.vec 1, args.tiles the input's extent): the plan checker walks each
+   such plan (every op of the dtype, each covering vector's elements folded
+   by e mod P); the default keeps the plans of before; a misaligned input,
+   blocks under 128 bytes and index reductions never take it. */
+typedef struct ragged_case {
+    kg_dtype dt;
+    int nd;
+    int64_t shape[6];
+    int perm[6]; /* memory order, outermost first */
+    unsigned mask;
+    int gap, taken;
+} ragged_case;
+
+static const ragged_case ragged_cases[] = {
+    {KG_BF16, 5, {511, 17, 5, 4, 97}, {2, 1, 0, 4, 3}, 0x12, 0, 1}, /* sweep #196: K4 R97 K511 R17 K5 */
+    {KG_BF16, 5, {300, 3, 2, 4, 97}, {2, 1, 0, 4, 3}, 0x12, 0, 1},  /* its family, odd sizes */
+    {KG_BF16, 5, {300, 3, 2, 4, 97}, {2, 1, 0, 4, 3}, 0x12, 1, 0},  /* strides doubled: no stride-1 dim */
+    {KG_F32, 4, {5, 200, 33, 2}, {0, 1, 2, 3}, 0x5, 0, 1},          /* K2 R33 K200 R5 */
+    {KG_I32, 4, {7, 151, 33, 2}, {0, 1, 2, 3}, 0x5, 0, 1},
+    {KG_BF16, 4, {3, 150, 61, 2}, {0, 1, 2, 3}, 0x5, 0, 1},         /* P 2 of 8 */
+    {KG_BF16, 5, {3, 150, 31, 2, 2}, {0, 1, 2, 3, 4}, 0x15, 0, 1},  /* a 2 x K 2 under R31 */
+    {KG_F16, 5, {13, 3, 200, 41, 4}, {1, 0, 2, 3, 4}, 0x9, 0, 1},   /* R13 blocks outside K3 K200 */
+    {KG_BF16, 4, {3, 150, 60, 2}, {0, 1, 2, 3}, 0x5, 0, 0},         /* whole vectors: FLATW's blocks already */
+    {KG_BF16, 4, {3, 2000, 31, 2}, {0, 1, 2, 3}, 0x5, 0, 0},        /* blocks of 124 bytes */
+    {KG_BF16, 4, {3, 150, 61, 3}, {0, 1, 2, 3}, 0x5, 0, 0},         /* P 3 does not divide 8 */
+};
+
+Test(plan, flatw_ragged_blocks_cover_each_element_once_off_by_default)
+{
+    kg_red_tuning t = kg_red_force_flatw_ragged(1); /* small shapes: 132 warps */
+    int taken = 0;
+    for (size_t i = 0; i < sizeof ragged_cases / sizeof ragged_cases[0]; i++) {
+        const ragged_case *c = &ragged_cases[i];
+        kg_tensor in = permuted(c->dt, c->nd, c->shape, c->perm, c->gap, (int64_t)IN_AT);
+        int axes[KG_MAX_DIMS], n = 0;
+        for (int d = 0; d < c->nd; d++)
+            if ((c->mask >> d) & 1u)
+                axes[n++] = d;
+        kg_red_plan p, p0;
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &t, &p), KG_OK, "%s", kg_errmsg(cpu_ctx));
+        const int ragged = p.cls == KG_RED_FLAT && p.args.group == 32 && p.args.vec == 1;
+        cr_expect_eq(ragged, c->taken, "case %zu: class %d group %d vec %d", i, p.cls, p.args.group, p.args.vec);
+        if (ragged) {
+            taken++;
+            int64_t lo, hi;
+            extent_of(&in, &lo, &hi);
+            cr_expect_eq(p.args.tiles, hi + 1, "case %zu: the extent", i);
+        }
+        char why[256];
+        kg_red_class cls;
+        for (int op = 0; op < KG_RED_COUNT; op++)
+            if ((kg_red_infos[op].dtype_mask >> in.dtype) & 1u) {
+                cr_expect(check_plan((kg_reduce_op)op, &in, c->mask, &t, why, sizeof why, &cls), "case %zu %s: %s",
+                          i, kg_red_infos[op].name, why);
+                kg_red_plan q;
+                cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, n, 0, &t, &q), KG_OK);
+                if (kg_red_infos[op].indexed)
+                    cr_expect(!(q.cls == KG_RED_FLAT && q.args.group == 32), "case %zu %s", i,
+                              kg_red_infos[op].name);
+            }
+        /* the default: never mode 2 */
+        cr_assert_eq(plan_of(KG_RED_SUM, &in, axes, n, 0, &p0), KG_OK);
+        cr_expect(!(p0.cls == KG_RED_FLAT && p0.args.group == 32 && p0.args.vec == 1), "case %zu: default", i);
+        /* a misaligned input: not mode 2 */
+        kg_tensor m = in;
+        m.data = (void *)(IN_AT + 8);
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &m, axes, n, 0, &t, &p), KG_OK);
+        cr_expect(!(p.cls == KG_RED_FLAT && p.args.group == 32 && p.args.vec == 1), "case %zu: misaligned", i);
+    }
+    cr_assert_eq(taken, 7);
+    /* at flatw_ragged 8 (1056 warps) #196 (2555 outer positions) still takes it, its family of 600 does not */
+    t.flatw_ragged = 8;
+    {
+        const ragged_case *c = &ragged_cases[0];
+        kg_tensor in = permuted(c->dt, c->nd, c->shape, c->perm, 0, (int64_t)IN_AT);
+        int axes[2] = {1, 4};
+        kg_red_plan p;
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, 2, 0, &t, &p), KG_OK);
+        cr_expect(p.cls == KG_RED_FLAT && p.args.group == 32 && p.args.vec == 1 && p.args.units == 2555 &&
+                      p.grid == 320,
+                  "#196 at flatw_ragged 8: class %d units %lld grid %u", p.cls, (long long)p.args.units, p.grid);
+        c = &ragged_cases[1];
+        in = permuted(c->dt, c->nd, c->shape, c->perm, 0, (int64_t)IN_AT);
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, 2, 0, &t, &p), KG_OK);
+        cr_expect(!(p.cls == KG_RED_FLAT && p.args.group == 32 && p.args.vec == 1), "600 warps at flatw_ragged 8");
+    }
+}
+
+/* flatw_ragged_v 1 (the default since session 37): the same plans
+   as flatw_ragged's, args.vec 2 (mode 3: mode 2's vectors, lanes and fold
+   order in a software pipeline) in place of 1, every other field equal; the
+   plan checker walks them (every op); flatw_ragged_v alone (flatw_ragged 0)
+   and the default change nothing. flatw_ragged_min: a slab (its blocks
+   together) of fewer bytes keeps the plan of before (#196's 17 blocks of
+   776 bytes: 13192). */
+Test(plan, flatw_ragged_pipe_same_plans_vec_2_and_min_slab_bytes)
+{
+    kg_red_tuning t1 = kg_red_force_flatw_ragged(1), t3 = t1, toff = kg_red_tuning_default, tz = toff;
+    t3.flatw_ragged_v = 1;
+    tz.flatw_ragged = 0; /* flatw_ragged off: flatw_ragged_v 0 or 1 plans the same */
+    tz.flatw_ragged_v = 0;
+    toff.flatw_ragged = 0;
+    toff.flatw_ragged_v = 1;
+    int taken = 0;
+    for (size_t i = 0; i < sizeof ragged_cases / sizeof ragged_cases[0]; i++) {
+        const ragged_case *c = &ragged_cases[i];
+        kg_tensor in = permuted(c->dt, c->nd, c->shape, c->perm, c->gap, (int64_t)IN_AT);
+        int axes[KG_MAX_DIMS], n = 0;
+        for (int d = 0; d < c->nd; d++)
+            if ((c->mask >> d) & 1u)
+                axes[n++] = d;
+        for (int op = 0; op < KG_RED_COUNT; op++) {
+            if (!((kg_red_infos[op].dtype_mask >> in.dtype) & 1u))
+                continue;
+            kg_red_plan p2, p3, pd, po;
+            cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, n, 0, &t1, &p2), KG_OK);
+            cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, n, 0, &t3, &p3), KG_OK);
+            cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, n, 0, &tz, &pd), KG_OK);
+            cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, n, 0, &toff, &po), KG_OK);
+            const int r2 = p2.cls == KG_RED_FLAT && p2.args.group == 32 && p2.args.vec == 1;
+            const int r3 = p3.cls == KG_RED_FLAT && p3.args.group == 32 && p3.args.vec == 2;
+            cr_expect_eq(r2, r3, "case %zu %s: mode 2 %d, mode 3 %d", i, kg_red_infos[op].name, r2, r3);
+            if (r3) {
+                taken += op == KG_RED_SUM;
+                p3.args.vec = 1;
+            }
+            cr_expect(!memcmp(&p2, &p3, sizeof p2), "case %zu %s: mode 3's plan differs beyond args.vec", i,
+                      kg_red_infos[op].name);
+            cr_expect(!memcmp(&pd, &po, sizeof pd), "case %zu %s: flatw_ragged_v alone (flatw_ragged 0) changed the plan", i,
+                      kg_red_infos[op].name);
+            char why[256];
+            kg_red_class cls;
+            cr_expect(check_plan((kg_reduce_op)op, &in, c->mask, &t3, why, sizeof why, &cls), "case %zu %s: %s", i,
+                      kg_red_infos[op].name, why);
+        }
+    }
+    cr_assert_eq(taken, 7);
+    /* flatw_ragged_min against #196's 13192-byte slab (flatw_ragged 8, flatw_ragged_v 1) */
+    const ragged_case *c = &ragged_cases[0];
+    kg_tensor in = permuted(c->dt, c->nd, c->shape, c->perm, 0, (int64_t)IN_AT);
+    int axes[2] = {1, 4};
+    kg_red_tuning t = t3;
+    t.flatw_ragged = 8;
+    const int64_t mins[3] = {0, 13192, 13193};
+    for (int k = 0; k < 3; k++) {
+        t.flatw_ragged_min = (int)mins[k];
+        kg_red_plan p;
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, 2, 0, &t, &p), KG_OK);
+        const int r = p.cls == KG_RED_FLAT && p.args.group == 32 && p.args.vec == 2;
+        cr_expect_eq(r, k < 2, "#196 at flatw_ragged_min %lld: class %d group %d vec %d", (long long)mins[k], p.cls,
+                     p.args.group, p.args.vec);
+        if (k < 2)
+            cr_expect(p.args.units == 2555 && p.grid == 320, "#196: units %lld grid %u", (long long)p.args.units,
+                      p.grid);
+    }
+}
+
+/* flatw_ragged_late (flags): flatw_ragged's plans replace only a plan that
+   ends as COLS reading one column a lane (1) or as NEST over 2-byte elements
+   (2); elsewhere the plan without flatw_ragged. Every op of each ragged case,
+   the plan checker walking the late plans. */
+static const ragged_case late_cases[] = {
+    {KG_F32, 5, {100, 33, 63, 81, 2}, {0, 1, 2, 3, 4}, 0xa, 0, 1},         /* sweep #1980: COLS scalar, K2 R81 */
+    {KG_I32, 6, {61, 24, 31, 3, 63, 2}, {0, 1, 2, 3, 4, 5}, 0x11, 0, 1},  /* #2763: COLS scalar, K2 R63 */
+    {KG_BF16, 5, {7, 50, 384, 250, 2}, {0, 1, 2, 3, 4}, 0x9, 0, 1},       /* #15109: COLS scalar (deep), K2 R250 */
+    {KG_BF16, 6, {128, 63, 34, 63, 2, 2}, {0, 1, 2, 3, 4, 5}, 0x9, 0, 0}, /* #1855: COLS in 8-byte vectors */
+};
+
+Test(plan, flatw_ragged_late_replaces_only_the_flagged_plans)
+{
+    kg_red_tuning tr = kg_red_force_flatw_ragged(1);
+    tr.flatw_ragged_v = 1;
+    kg_red_tuning tn = tr;
+    tn.flatw_ragged = 0;
+    int replaced[4] = {0, 0, 0, 0};
+    for (int f = 1; f <= 3; f++) {
+        kg_red_tuning tl = tr;
+        tl.flatw_ragged_late = f;
+        const size_t nr = sizeof ragged_cases / sizeof ragged_cases[0];
+        for (size_t i = 0; i < nr + sizeof late_cases / sizeof late_cases[0]; i++) {
+            const ragged_case *c = i < nr ? &ragged_cases[i] : &late_cases[i - nr];
+            kg_tensor in = permuted(c->dt, c->nd, c->shape, c->perm, c->gap, (int64_t)IN_AT);
+            int axes[KG_MAX_DIMS], n = 0;
+            for (int d = 0; d < c->nd; d++)
+                if ((c->mask >> d) & 1u)
+                    axes[n++] = d;
+            for (int op = 0; op < KG_RED_COUNT; op++) {
+                if (!((kg_red_infos[op].dtype_mask >> in.dtype) & 1u))
+                    continue;
+                kg_red_plan pr, pn, pl;
+                cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, n, 0, &tr, &pr), KG_OK);
+                cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, n, 0, &tn, &pn), KG_OK);
+                cr_assert_eq(plan_tuned((kg_reduce_op)op, &in, axes, n, 0, &tl, &pl), KG_OK);
+                const int ragged = pr.cls == KG_RED_FLAT && pr.args.group == 32 && pr.args.vec == 2;
+                const int flagged = ((f & 1) && pn.cls == KG_RED_COLS && pn.args.vec == KG_RED_CV_SCALAR) ||
+                                    ((f & 2) && pn.cls == KG_RED_NEST && kg_dtype_size(in.dtype) == 2);
+                const kg_red_plan *want = ragged && flagged ? &pr : &pn;
+                cr_expect(!memcmp(&pl, want, sizeof pl), "case %zu %s flags %d: class %d vec %d, want class %d vec %d",
+                          i, kg_red_infos[op].name, f, pl.cls, pl.args.vec, want->cls, want->args.vec);
+                replaced[f] += ragged && flagged && op == KG_RED_SUM;
+                if (i >= nr && op == KG_RED_SUM && (f & 1))
+                    cr_expect_eq(ragged && flagged, c->taken, "late case %zu flags %d: class %d vec %d", i - nr, f,
+                                 pl.cls, pl.args.vec);
+                char why[256];
+                kg_red_class cls;
+                if (i < nr || (op == KG_RED_SUM && f == 1)) /* the sweep cases' walks are long: their sums once */
+                    cr_expect(check_plan((kg_reduce_op)op, &in, c->mask, &tl, why, sizeof why, &cls),
+                              "case %zu %s: %s", i, kg_red_infos[op].name, why);
+            }
+        }
+    }
+    cr_log_info("flatw_ragged_late: sums replaced, flags 1 / 2 / 3: %d / %d / %d", replaced[1], replaced[2],
+                replaced[3]);
+    cr_expect(replaced[1] > 0 && replaced[2] > 0 && replaced[3] == replaced[1] + replaced[2],
+              "replaced %d / %d / %d", replaced[1], replaced[2], replaced[3]);
+    cr_expect(replaced[1] == 3, "flags 1: the three COLS scalar sweep cases, not #1855");
 }
