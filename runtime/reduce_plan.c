@@ -454,6 +454,10 @@ const kg_red_tuning kg_red_tuning_default = {
     .flatw_ragged_min = 1024,
     .flatw_ragged_late = 1,
     .flatw_ragged_2 = 11,
+    /* TRANS in place of COLS where outputs reduce at most 6 elements: rounds
+       s37r3 / s37r4 (H100) chose the bound (TRANS ahead of COLS lost x0.82-0.90
+       on 2-byte outputs of 7-11 elements); round s37r5 on fresh cases: README */
+    .trans_first = 6,
 };
 
 int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
@@ -2353,9 +2357,9 @@ static kg_status plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor *o
         }
     }
     /* trans_first: a COLS plan whose outputs reduce at most trans_first
-       bytes each planned again as TRANS where that applies (outputs
+       elements each planned again as TRANS where that applies (outputs
        scattered in the input's order: COLS writes each one alone) */
-    if (T->trans_first > 0 && plan->cls == KG_RED_COLS && smul(red, (int64_t)es) <= T->trans_first) {
+    if (T->trans_first > 0 && plan->cls == KG_RED_COLS && red <= T->trans_first) {
         const kg_red_plan keep = *plan;
         const shape_of_work wkeep = w;
         memset(plan, 0, sizeof *plan); /* as at the chain's start */

@@ -255,9 +255,9 @@ typedef struct kg_red_tuning {
     int flatw_ragged_2;     /* (with flatw_ragged) the warps a multiprocessor the outer positions must give a
                                flatw_ragged plan of 2-byte elements, if more than flatw_ragged (default 11: round
                                s37r2's one loss, x0.827, was bf16 at 8 warps a multiprocessor); 0: as others */
-    int trans_first;        /* bytes: a COLS plan whose outputs each reduce at most this many bytes is planned again
-                               as TRANS where that applies (outputs scattered in the input's order, at most
-                               trans_max_red elements each: COLS writes every output alone); 0: off */
+    int trans_first;        /* a COLS plan whose outputs each reduce at most this many elements is planned again as
+                               TRANS where that applies (outputs scattered in the input's order, within
+                               trans_max_red: COLS writes every output alone); 0: off. Default 6 since session 37 */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

@@ -9,9 +9,20 @@
 
 #include "reduce_plan.h"
 
-static inline kg_red_tuning kg_red_force_slab(void)
+/* The default tuning without session 37's replacements of COLS plans
+   (flatw_ragged's and trans_first's), so that each hook below plans what it
+   planned before them; the default path's tests cover those two. */
+static inline kg_red_tuning kg_red_force_base(void)
 {
     kg_red_tuning t = kg_red_tuning_default;
+    t.flatw_ragged = 0;
+    t.trans_first = 0;
+    return t;
+}
+
+static inline kg_red_tuning kg_red_force_slab(void)
+{
+    kg_red_tuning t = kg_red_force_base();
     t.slab = 1;
     t.slab_min_units = 0;
     t.slab_es = 0;
@@ -26,14 +37,13 @@ static inline kg_red_tuning kg_red_force_slab(void)
    has TRANS's bits to compare with. */
 static inline kg_red_tuning kg_red_force_trans(void)
 {
-    kg_red_tuning t = kg_red_tuning_default;
+    kg_red_tuning t = kg_red_force_base();
     t.trans = 1;
     t.trans_min_units = 0;
     t.trans_min_side = 1;
     t.trans_max_red = 1 << 30;
     t.trans_vec = 0;
     t.trans_vec_f16 = 0;
-    t.trans_first = 0; /* in its place after SLAB and COLS */
     return t;
 }
 
@@ -55,7 +65,7 @@ static inline kg_red_tuning kg_red_force_transv(void)
    where NEST moves the run in vectors (cols_runs_nest_vec). */
 static inline kg_red_tuning kg_red_force_runs(void)
 {
-    kg_red_tuning t = kg_red_tuning_default;
+    kg_red_tuning t = kg_red_force_base();
     t.cols_runs_vec = 1;
     t.tile_vec = 1;
     t.cols_runs_nest_vec = 1;
@@ -67,7 +77,7 @@ static inline kg_red_tuning kg_red_force_runs(void)
    reduction. */
 static inline kg_red_tuning kg_red_force_chain(void)
 {
-    kg_red_tuning t = kg_red_tuning_default;
+    kg_red_tuning t = kg_red_force_base();
     t.cols_chain = 1 << 30;
     t.cols_chain_red = 0;
     return t;
@@ -81,7 +91,7 @@ static inline kg_red_tuning kg_red_force_chain(void)
    no split cap, run_tiles_cap 0; the default's cap is tested on its own). */
 static inline kg_red_tuning kg_red_force_runt(int vb, int units_per_sm)
 {
-    kg_red_tuning t = kg_red_tuning_default;
+    kg_red_tuning t = kg_red_force_base();
     t.run_tiles = 2;
     t.run_tiles_vb = vb;
     t.run_tiles_vb_min = 2;
@@ -102,7 +112,7 @@ static inline kg_red_tuning kg_red_force_runt_any(void) { return kg_red_force_ru
    the uncapped plan (the default before session 28). */
 static inline kg_red_tuning kg_red_force_runt_cap(int cap, int units)
 {
-    kg_red_tuning t = kg_red_tuning_default;
+    kg_red_tuning t = kg_red_force_base();
     t.run_tiles_cap = cap;
     t.run_tiles_cap_units = units;
     return t;
@@ -110,7 +120,7 @@ static inline kg_red_tuning kg_red_force_runt_cap(int cap, int units)
 
 static inline kg_red_tuning kg_red_force_segw(void)
 {
-    kg_red_tuning t = kg_red_tuning_default;
+    kg_red_tuning t = kg_red_force_base();
     t.seg_rows = 1;
     return t;
 }
@@ -121,7 +131,7 @@ static inline kg_red_tuning kg_red_force_segw(void)
    so the forced lists still name it should the default change). */
 static inline kg_red_tuning kg_red_force_strided_occ(void)
 {
-    kg_red_tuning t = kg_red_tuning_default;
+    kg_red_tuning t = kg_red_force_base();
     t.cols_strided_occ = 4;
     return t;
 }
@@ -132,7 +142,7 @@ static inline kg_red_tuning kg_red_force_strided_occ(void)
    give each multiprocessor (8 the candidate; 1 takes small test shapes). */
 static inline kg_red_tuning kg_red_force_flatw_ragged(int warps)
 {
-    kg_red_tuning t = kg_red_tuning_default;
+    kg_red_tuning t = kg_red_force_base();
     t.flatw_ragged = warps;
     t.flatw_ragged_v = 0;    /* session 36's loop (mode 2); the tests set 1 for mode 3 */
     t.flatw_ragged_min = 0;  /* no slab bound, */

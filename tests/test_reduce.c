@@ -2510,3 +2510,21 @@ Test(gpu, flatw_ragged_default_path_every_value_op)
     default_path_cases(ragged_default_cases, sizeof ragged_default_cases / sizeof ragged_default_cases[0], dts,
                        sizeof dts / sizeof dts[0], plan_is_ragged, "flatw_ragged (FLAT, 32 lanes a unit, vec 2)");
 }
+
+static int plan_is_trans(const kg_red_plan *p) { return p->cls == KG_RED_TRANS; }
+
+/* trans_first on the default path (session 37): outputs scattered in the
+   input's order under at most 6 reduced elements (COLS before, writing
+   each output alone): [3,8000,128] axis 0 and [5,4000,200] axis 0 with the
+   last two dims swapped in memory (K8000 K128 R3, K4000 K200 R5) */
+static const rcase trans_default_cases[] = {
+    {"(3,8000,128) 0 swapped: K8000 K128 R3", 3, {3, 8000, 128}, 1, {0}, 0, SWAP_LAST2},
+    {"(5,4000,200) 0 swapped keepdim: K4000 K200 R5", 3, {5, 4000, 200}, 1, {0}, 1, SWAP_LAST2},
+};
+
+Test(gpu, trans_first_default_path_every_value_op)
+{
+    const kg_dtype dts[] = {KG_BF16, KG_F16, KG_F32, KG_I32};
+    default_path_cases(trans_default_cases, sizeof trans_default_cases / sizeof trans_default_cases[0], dts,
+                       sizeof dts / sizeof dts[0], plan_is_trans, "TRANS");
+}

@@ -4334,3 +4334,40 @@ Test(plan, flatw_ragged_late_replaces_only_the_flagged_plans)
               "replaced %d / %d / %d", replaced[1], replaced[2], replaced[3]);
     cr_expect(replaced[1] == 3, "flags 1: the three COLS scalar sweep cases, not #1855");
 }
+
+/* trans_first (6 by default since session 37): a COLS plan whose outputs
+   each reduce at most trans_first elements is planned as TRANS where TRANS
+   applies (outputs scattered in the input's order); more reduced elements,
+   or trans_first 0, keep COLS. The plan checker walks every op's plan. */
+Test(plan, trans_first_replaces_cols_of_few_reduced_elements)
+{
+    static const struct {
+        kg_dtype dt;
+        int64_t shape[3];
+        int trans; /* TRANS under the default */
+    } cs[] = {
+        {KG_I32, {3, 8000, 128}, 1}, /* K8000 K128 R3 */
+        {KG_BF16, {5, 4000, 200}, 1},
+        {KG_F32, {6, 6000, 96}, 1},
+        {KG_BF16, {7, 4000, 200}, 0}, /* 7 reduced elements: COLS */
+        {KG_F32, {13, 3000, 96}, 0},
+    };
+    kg_red_tuning off = kg_red_tuning_default;
+    off.trans_first = 0;
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        const int perm[3] = {0, 2, 1}; /* dims 1 and 2 swapped in memory: dim 1 innermost */
+        kg_tensor in = permuted(cs[i].dt, 3, cs[i].shape, perm, 0, (int64_t)IN_AT);
+        const int axes[1] = {0};
+        kg_red_plan p, q;
+        cr_assert_eq(plan_of(KG_RED_SUM, &in, axes, 1, 0, &p), KG_OK, "%s", kg_errmsg(cpu_ctx));
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, 1, 0, &off, &q), KG_OK, "%s", kg_errmsg(cpu_ctx));
+        cr_expect_eq(p.cls == KG_RED_TRANS, cs[i].trans, "case %zu: default class %d", i, p.cls);
+        cr_expect_eq(q.cls, KG_RED_COLS, "case %zu: trans_first 0: class %d", i, q.cls);
+        char why[256];
+        kg_red_class cls;
+        for (int op = 0; op < KG_RED_COUNT; op++)
+            if ((kg_red_infos[op].dtype_mask >> in.dtype) & 1u)
+                cr_expect(check_plan((kg_reduce_op)op, &in, 1u, NULL, why, sizeof why, &cls), "case %zu %s: %s", i,
+                          kg_red_infos[op].name, why);
+    }
+}
