@@ -1056,6 +1056,20 @@ static void plan_flatw_fill(kg_red_plan *plan, const dim *K, int nk, int64_t out
     w->per_group = inner;
 }
 
+/* A plan emptied back to the chain's start (plan_validate's result shape,
+   red, fast, and a fresh shape of work) for a class to plan it again in
+   place of `keep` (the planned plan, which the caller restores if that
+   class declines). */
+static void plan_restart(kg_red_plan *plan, const kg_red_plan *keep, int64_t n_out, int64_t red, shape_of_work *w)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->out_ndim = keep->out_ndim;
+    memcpy(plan->out_shape, keep->out_shape, sizeof plan->out_shape);
+    plan->args.red = red;
+    plan->args.fast = keep->args.fast;
+    *w = (shape_of_work){n_out, 1, 0, 1, red};
+}
+
 /* FLATW (templates/reduce_flatw.cuh; the plan's class FLAT, args.group
    32): one warp per outer position, unsplit, for value reductions of
    elements of 2 to 8 bytes over a slab of the shape [R_out x] R_mid x K x a
@@ -1071,7 +1085,7 @@ static void plan_flatw_fill(kg_red_plan *plan, const dim *K, int nk, int64_t out
    Returns 0 (and plans nothing) elsewhere. */
 static int plan_flatw(kg_red_plan *plan, const kg_red_info *info, const kg_tensor *in, const dim *K, int nk,
                       const dim *D, int nr, int64_t red, int64_t n_out, size_t es, int64_t sm, const kg_red_tuning *T,
-                      shape_of_work *w)
+                      int ragged_ok, shape_of_work *w)
 {
     kg_red_args *A = &plan->args;
     if (!T->flat || !T->flat_warp || info->indexed || es < 2 || es > 8 || nk < 1 || nr < 1 || red < 2)
@@ -1112,7 +1126,7 @@ static int plan_flatw(kg_red_plan *plan, const kg_red_info *info, const kg_tenso
                element), in the flatwr kernel (modules of bf16, f16, f32 and
                i32) */
             const kg_dtype dt = in->dtype;
-            ok = T->flatw_ragged > 0 && (dt == KG_BF16 || dt == KG_F16 || dt == KG_F32 || dt == KG_I32) &&
+            ok = ragged_ok && T->flatw_ragged > 0 && (dt == KG_BF16 || dt == KG_F16 || dt == KG_F32 || dt == KG_I32) &&
                  V % P == 0 && S % P == 0 && S > 0 && smul(n, (int64_t)es) >= 128 && kgi_aligned(in->data, 16) &&
                  smul(smul(n, nb), (int64_t)es) >= T->flatw_ragged_min;
             for (int d = 1; d < nk; d++)
@@ -2294,23 +2308,14 @@ static kg_status plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor *o
     const int64_t lanes_full = sm * 1024;              /* half the resident threads */
     const int64_t multi = nest_multi_of(T, n_out, sm); /* NEST's outputs per lane */
     shape_of_work w = {n_out, 1, 0, 1, red};
-    /* flatw_ragged_late: FLATW in the chain without ragged blocks, which
-       replace only the plans named by the flags (below) */
-    const kg_red_tuning *Tf = T;
-    kg_red_tuning t_late;
-    if (T->flatw_ragged_late && T->flatw_ragged) {
-        t_late = *T;
-        t_late.flatw_ragged = 0;
-        Tf = &t_late;
-    }
     if (plan_segw(plan, info, dt, in, K, nk, D, nr, red, n_out, T))
         ;
     else if (T->run_tiles == 2 && plan_runt(plan, info, dt, in, K, nk, D, nr, red, n_out, sm, T))
         ;
     else if (plan_flatw_kept(plan, info, in, K, nk, D, nr, n_out, es, T, &w))
         ;
-    else if (plan_flatw(plan, info, in, K, nk, D, nr, red, n_out, es, sm, Tf, &w))
-        ;
+    else if (plan_flatw(plan, info, in, K, nk, D, nr, red, n_out, es, sm, T, !T->flatw_ragged_late, &w))
+        ; /* flatw_ragged_late: no ragged blocks in the chain; they replace the flagged plans below */
     else if (plan_tile(plan, in, K, nk, D, nr, red, n_out, es, info->indexed, target, T, &w))
         ;
     else if (nr == 1 && D[0].in == 1 && red <= T->rows_multi && multi > 1 && !packs_rows(T, in, K, nk, nr, red, es))
@@ -2341,17 +2346,13 @@ static kg_status plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor *o
     /* flatw_ragged_late: a COLS plan reading one column a lane (flag 1) or a
        NEST plan of 2-byte elements (flag 2) planned again as FLATW over
        ragged blocks where that applies (else kept as it was) */
-    if (Tf != T && (((T->flatw_ragged_late & 1) && plan->cls == KG_RED_COLS && A->vec == KG_RED_CV_SCALAR) ||
-                    ((T->flatw_ragged_late & 2) && plan->cls == KG_RED_NEST && es == 2))) {
+    if (T->flatw_ragged_late && T->flatw_ragged &&
+        (((T->flatw_ragged_late & 1) && plan->cls == KG_RED_COLS && A->vec == KG_RED_CV_SCALAR) ||
+         ((T->flatw_ragged_late & 2) && plan->cls == KG_RED_NEST && es == 2))) {
         const kg_red_plan keep = *plan;
         const shape_of_work wkeep = w;
-        memset(plan, 0, sizeof *plan); /* as at the chain's start: plan_validate's result shape, red, fast */
-        plan->out_ndim = keep.out_ndim;
-        memcpy(plan->out_shape, keep.out_shape, sizeof plan->out_shape);
-        A->red = red;
-        A->fast = keep.args.fast;
-        w = (shape_of_work){n_out, 1, 0, 1, red};
-        if (!plan_flatw(plan, info, in, K, nk, D, nr, red, n_out, es, sm, T, &w) || A->vec == 0) {
+        plan_restart(plan, &keep, n_out, red, &w);
+        if (!plan_flatw(plan, info, in, K, nk, D, nr, red, n_out, es, sm, T, 1, &w) || A->vec == 0) {
             *plan = keep;
             w = wkeep;
         }
@@ -2362,12 +2363,7 @@ static kg_status plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor *o
     if (T->trans_first > 0 && plan->cls == KG_RED_COLS && red <= T->trans_first) {
         const kg_red_plan keep = *plan;
         const shape_of_work wkeep = w;
-        memset(plan, 0, sizeof *plan); /* as at the chain's start */
-        plan->out_ndim = keep.out_ndim;
-        memcpy(plan->out_shape, keep.out_shape, sizeof plan->out_shape);
-        A->red = red;
-        A->fast = keep.args.fast;
-        w = (shape_of_work){n_out, 1, 0, 1, red};
+        plan_restart(plan, &keep, n_out, red, &w);
         if (!plan_trans(plan, K, nk, D, nr, red, n_out, es, info->indexed, sm, T, &w)) {
             *plan = keep;
             w = wkeep;
