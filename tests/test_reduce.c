@@ -2363,53 +2363,27 @@ static void flatw_ragged_every_case(int pipe)
                     continue;
                 const rcase *c = &ragged_cases[i];
                 const layout L = layout_of(c);
-                const size_t es = kg_dtype_size(dt);
-                void *h = malloc((size_t)L.alloc * es);
-                fill_input(h, dt, L.alloc, op == KG_RED_PROD ? NEAR_ONE : RANDOM, &rng);
-                if (info->nonempty) /* max, min: NaNs in a few outputs (they propagate) */
-                    for (int k = 0; k < 5; k++)
-                        kt_set(h, dt, (int64_t)(kt_next(&rng) % (uint64_t)L.alloc), NAN);
-                void *dev = kt_alloc(gpu, (size_t)L.alloc * es);
-                kt_upload(gpu, dev, h, (size_t)L.alloc * es);
-                kg_tensor in = kg_tensor_contiguous((char *)dev + L.offset * (int64_t)es, dt, c->ndim, c->shape);
-                memcpy(in.strides, L.strides, sizeof in.strides);
-                int64_t os[KG_MAX_DIMS];
-                const int ond = case_out_shape(c, os);
-                kg_tensor out = kg_tensor_contiguous((void *)(uintptr_t)256, info->out[dt], ond, os);
+                staged_input s = stage_input(op, dt, c, &L, &rng);
                 kg_red_plan pt, pd;
-                cr_assert_eq(kg_reduce_plan_tuned(gpu, op, &out, NULL, &in, c->axes, c->n_axes, c->keepdim, sms, &t,
-                                                  &pt),
+                cr_assert_eq(kg_reduce_plan_tuned(gpu, op, &s.out, NULL, &s.in, c->axes, c->n_axes, c->keepdim, sms,
+                                                  &t, &pt),
                              KG_OK, "%s", kg_errmsg(gpu));
-                cr_assert_eq(kg_reduce_plan(gpu, op, &out, NULL, &in, c->axes, c->n_axes, c->keepdim, sms, &pd), KG_OK,
-                             "%s", kg_errmsg(gpu));
+                cr_assert_eq(kg_reduce_plan(gpu, op, &s.out, NULL, &s.in, c->axes, c->n_axes, c->keepdim, sms, &pd),
+                             KG_OK, "%s", kg_errmsg(gpu));
                 const int ragged = pt.cls == KG_RED_FLAT && pt.args.group == 32 && pt.args.vec == 1 + pipe;
                 planned += ragged;
                 default_ragged += pd.cls == KG_RED_FLAT && pd.args.group == 32 && pd.args.vec != 0;
                 if (c->view == MISALIGNED)
                     cr_expect(!ragged, "%s(%s) %s: a misaligned input planned flatw_ragged", info->name,
                               kg_dtype_name(dt), c->name);
-                gpu_tuning = &t;
                 bits_tuning = &t2; /* the other loop (mode 2 / mode 3): the same vectors and fold order, same bits */
-                run_twice = 1;
-                const int bad = check_case(op, dt, c, &L, h, dev, 1);
-                run_twice = 0;
+                total += check_twice_under(&t, env_tuning, op, dt, c, &L, s.h, s.dev,
+                                           pipe ? "flatw_ragged, pipelined" : "flatw_ragged");
                 bits_tuning = NULL;
-                gpu_tuning = env_tuning;
-                cr_expect_eq(bad, 0, "%s(%s) %s: %d wrong results (ragged plan %d, pipe %d, seed %llu)", info->name,
-                             kg_dtype_name(dt), c->name, bad, ragged, pipe, (unsigned long long)kt_seed());
-                total += bad;
                 /* the same on the default path (kg_reduce, no tuning) */
-                gpu_tuning = NULL;
-                run_twice = 1;
-                const int bad_d = check_case(op, dt, c, &L, h, dev, 1);
-                run_twice = 0;
-                gpu_tuning = env_tuning;
-                cr_expect_eq(bad_d, 0, "%s(%s) %s: default path: %d wrong results (seed %llu)", info->name,
-                             kg_dtype_name(dt), c->name, bad_d, (unsigned long long)kt_seed());
-                total += bad_d;
+                total += check_twice_under(NULL, env_tuning, op, dt, c, &L, s.h, s.dev, "default path");
                 calls++;
-                kg_free(gpu, dev);
-                free(h);
+                unstage_input(&s);
             }
         }
     cr_log_info("flatw_ragged 1, flatw_ragged_v %d (%d SMs): %d calls, %d planned ragged, %d ragged launches (%d "
@@ -2450,39 +2424,20 @@ static void default_path_cases(const rcase *cases, size_t ncases, const kg_dtype
                     continue;
                 const rcase *c = &cases[i];
                 const layout L = layout_of(c);
-                const size_t es = kg_dtype_size(dt);
-                void *h = malloc((size_t)L.alloc * es);
-                fill_input(h, dt, L.alloc, op == KG_RED_PROD ? NEAR_ONE : RANDOM, &rng);
-                if (info->nonempty) /* max, min: NaNs in a few outputs (they propagate) */
-                    for (int k = 0; k < 5; k++)
-                        kt_set(h, dt, (int64_t)(kt_next(&rng) % (uint64_t)L.alloc), NAN);
-                void *dev = kt_alloc(gpu, (size_t)L.alloc * es);
-                kt_upload(gpu, dev, h, (size_t)L.alloc * es);
+                staged_input s = stage_input(op, dt, c, &L, &rng);
                 if (op == KG_RED_SUM) {
-                    kg_tensor in = kg_tensor_contiguous((char *)dev + L.offset * (int64_t)es, dt, c->ndim, c->shape);
-                    memcpy(in.strides, L.strides, sizeof in.strides);
-                    int64_t os[KG_MAX_DIMS];
-                    const int ond = case_out_shape(c, os);
-                    kg_tensor out = kg_tensor_contiguous((void *)(uintptr_t)256, info->out[dt], ond, os);
                     kg_red_plan pd;
-                    cr_assert_eq(kg_reduce_plan(gpu, op, &out, NULL, &in, c->axes, c->n_axes, c->keepdim, sms, &pd),
-                                 KG_OK, "%s", kg_errmsg(gpu));
+                    cr_assert_eq(
+                        kg_reduce_plan(gpu, op, &s.out, NULL, &s.in, c->axes, c->n_axes, c->keepdim, sms, &pd), KG_OK,
+                        "%s", kg_errmsg(gpu));
                     sums++;
                     planned += want(&pd);
                     cr_expect(want(&pd), "%s(%s) %s: the default plan is class %d vec %d, not %s", info->name,
                               kg_dtype_name(dt), c->name, pd.cls, pd.args.vec, what);
                 }
-                gpu_tuning = NULL;
-                run_twice = 1;
-                const int bad = check_case(op, dt, c, &L, h, dev, 1);
-                run_twice = 0;
-                gpu_tuning = env_tuning;
-                cr_expect_eq(bad, 0, "%s(%s) %s: default path: %d wrong results (seed %llu)", info->name,
-                             kg_dtype_name(dt), c->name, bad, (unsigned long long)kt_seed());
-                total += bad;
+                total += check_twice_under(NULL, env_tuning, op, dt, c, &L, s.h, s.dev, "default path");
                 calls++;
-                kg_free(gpu, dev);
-                free(h);
+                unstage_input(&s);
             }
         }
     cr_log_info("default path, %s (%d SMs): %d calls, %d of %d sums planned so", what, sms, calls, planned, sums);

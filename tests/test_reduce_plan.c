@@ -4144,17 +4144,27 @@ static const ragged_case ragged_cases[] = {
     {KG_BF16, 4, {3, 150, 61, 3}, {0, 1, 2, 3}, 0x5, 0, 0},         /* P 3 does not divide 8 */
 };
 
+/* Case c's input (at IN_AT, c->gap doubling the strides) and its axes
+   (the mask's set bits, ascending) into axes; returns their count. */
+static int ragged_input(const ragged_case *c, kg_tensor *in, int *axes)
+{
+    *in = permuted(c->dt, c->nd, c->shape, c->perm, c->gap, (int64_t)IN_AT);
+    int n = 0;
+    for (int d = 0; d < c->nd; d++)
+        if ((c->mask >> d) & 1u)
+            axes[n++] = d;
+    return n;
+}
+
 Test(plan, flatw_ragged_blocks_cover_each_element_once_off_by_default)
 {
     kg_red_tuning t = kg_red_force_flatw_ragged(1); /* small shapes: 132 warps */
     int taken = 0;
     for (size_t i = 0; i < sizeof ragged_cases / sizeof ragged_cases[0]; i++) {
         const ragged_case *c = &ragged_cases[i];
-        kg_tensor in = permuted(c->dt, c->nd, c->shape, c->perm, c->gap, (int64_t)IN_AT);
-        int axes[KG_MAX_DIMS], n = 0;
-        for (int d = 0; d < c->nd; d++)
-            if ((c->mask >> d) & 1u)
-                axes[n++] = d;
+        kg_tensor in;
+        int axes[KG_MAX_DIMS];
+        const int n = ragged_input(c, &in, axes);
         kg_red_plan p, p0;
         cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, n, 0, &t, &p), KG_OK, "%s", kg_errmsg(cpu_ctx));
         const int ragged = p.cls == KG_RED_FLAT && p.args.group == 32 && p.args.vec == 1;
@@ -4223,11 +4233,9 @@ Test(plan, flatw_ragged_pipe_same_plans_vec_2_and_min_slab_bytes)
     int taken = 0;
     for (size_t i = 0; i < sizeof ragged_cases / sizeof ragged_cases[0]; i++) {
         const ragged_case *c = &ragged_cases[i];
-        kg_tensor in = permuted(c->dt, c->nd, c->shape, c->perm, c->gap, (int64_t)IN_AT);
-        int axes[KG_MAX_DIMS], n = 0;
-        for (int d = 0; d < c->nd; d++)
-            if ((c->mask >> d) & 1u)
-                axes[n++] = d;
+        kg_tensor in;
+        int axes[KG_MAX_DIMS];
+        const int n = ragged_input(c, &in, axes);
         for (int op = 0; op < KG_RED_COUNT; op++) {
             if (!((kg_red_infos[op].dtype_mask >> in.dtype) & 1u))
                 continue;
@@ -4298,11 +4306,9 @@ Test(plan, flatw_ragged_late_replaces_only_the_flagged_plans)
         const size_t nr = sizeof ragged_cases / sizeof ragged_cases[0];
         for (size_t i = 0; i < nr + sizeof late_cases / sizeof late_cases[0]; i++) {
             const ragged_case *c = i < nr ? &ragged_cases[i] : &late_cases[i - nr];
-            kg_tensor in = permuted(c->dt, c->nd, c->shape, c->perm, c->gap, (int64_t)IN_AT);
-            int axes[KG_MAX_DIMS], n = 0;
-            for (int d = 0; d < c->nd; d++)
-                if ((c->mask >> d) & 1u)
-                    axes[n++] = d;
+            kg_tensor in;
+            int axes[KG_MAX_DIMS];
+            const int n = ragged_input(c, &in, axes);
             for (int op = 0; op < KG_RED_COUNT; op++) {
                 if (!((kg_red_infos[op].dtype_mask >> in.dtype) & 1u))
                     continue;
