@@ -47,6 +47,18 @@ static inline kg_red_tuning kg_red_force_trans(void)
     return t;
 }
 
+/* TRANS wherever it applies (kg_red_force_trans) with session 38's two
+   extensions (plan_trans): a reduced run of any length under the ki side
+   (trans_run) and a ko side of two kept dims wherever a dim continues the
+   output-contiguous one's values stride (trans_ko2). */
+static inline kg_red_tuning kg_red_force_trans_ext(void)
+{
+    kg_red_tuning t = kg_red_force_trans();
+    t.trans_run = 1 << 30;
+    t.trans_ko2 = 1 << 30;
+    return t;
+}
+
 /* TRANS wherever it applies (kg_red_force_trans) and, over bf16 and f16
    elements of at most KG_RED_TRANSV_POS walk positions, in 16-byte vectors
    (trans_vec 1 and trans_vec_f16 1: any input-contiguous side; the
