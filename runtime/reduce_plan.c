@@ -490,7 +490,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(seg_rows), F(run_tiles_cap), F(run_tiles_cap_units), F(rows_stripes),
                   F(cols_strided_occ), F(trans_vec), F(trans_vec_f16), F(flatw_ragged),
                   F(flatw_ragged_v), F(flatw_ragged_min), F(flatw_ragged_late), F(flatw_ragged_2), F(trans_first),
-                  F(slab_max_walk), F(trans_run), F(trans_ko2)};
+                  F(slab_max_walk), F(trans_run), F(trans_ko2), F(trans_min_util)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1789,6 +1789,12 @@ static int plan_trans(kg_red_plan *plan, const dim *K, int nk, const dim *D, int
     const int64_t TT = KG_RED_TRANS_TILE, nko = j2 >= 0 ? smul(K[jo].size, K[j2].size) : K[jo].size,
                   outer = n_out / ki / nko;
     if (nko < T->trans_min_side || ki < T->trans_min_side)
+        return 0;
+    /* trans_min_util: the extensions' tiles at least that many percent
+       outputs (a 32 x 32 tile of 16 x 17 outputs idles 3 lanes in 4) */
+    if ((L > 1 || j2 >= 0) && T->trans_min_util > 0 &&
+        100.0 * (double)ki / (double)(TT * cdiv(ki, TT)) * (double)nko / (double)(TT * cdiv(nko, TT)) <
+            (double)T->trans_min_util)
         return 0;
     const int64_t units = smul(smul(outer, cdiv(ki, TT)), cdiv(nko, TT));
     if (units < smul(sm, T->trans_min_units))

@@ -266,6 +266,8 @@ typedef struct kg_red_tuning {
                                ki side (plan_trans; ahead of TILE in the chain); 0: off */
     int trans_ko2;          /* TRANS's ko side of two kept dims (chained in the values) where the output-contiguous
                                one holds fewer than this many outputs (plan_trans); 0: off */
+    int trans_min_util;     /* trans_run's and trans_ko2's plans only where their 32 x 32 tiles hold at least this
+                               many percent outputs (ki / 32 ceil(ki / 32) x ko / 32 ceil(ko / 32)); 0: any */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;
