@@ -10,13 +10,17 @@
 #include "reduce_plan.h"
 
 /* The default tuning without session 37's replacements of COLS plans
-   (flatw_ragged's and trans_first's), so that each hook below plans what it
-   planned before them; the default path's tests cover those two. */
+   (flatw_ragged's and trans_first's) and session 38's TRANS extensions and
+   SLAB bound (trans_run, trans_ko2, slab_max_walk), so that each hook below
+   plans what it planned before them; the default path's tests cover those. */
 static inline kg_red_tuning kg_red_force_base(void)
 {
     kg_red_tuning t = kg_red_tuning_default;
     t.flatw_ragged = 0;
     t.trans_first = 0;
+    t.trans_run = 0;
+    t.trans_ko2 = 0;
+    t.slab_max_walk = 0;
     return t;
 }
 
@@ -56,6 +60,7 @@ static inline kg_red_tuning kg_red_force_trans_ext(void)
     kg_red_tuning t = kg_red_force_trans();
     t.trans_run = 1 << 30;
     t.trans_ko2 = 1 << 30;
+    t.trans_min_util = 0;
     return t;
 }
 

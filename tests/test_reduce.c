@@ -2512,3 +2512,36 @@ Test(gpu, trans_first_default_path_every_value_op)
     default_path_cases(trans_default_cases, sizeof trans_default_cases / sizeof trans_default_cases[0], dts,
                        sizeof dts / sizeof dts[0], plan_is_trans, "TRANS");
 }
+
+static int plan_is_trans_run(const kg_red_plan *p) { return p->cls == KG_RED_TRANS && p->args.cw > 1; }
+static int plan_is_trans_ko2(const kg_red_plan *p) { return p->cls == KG_RED_TRANS && p->args.vstore > 0; }
+
+/* trans_run on the default path (session 38: trans_run 8, trans_min_util
+   70): a reduced run of 3 contiguous elements under ki 256 x ko 2112
+   (column-major [3,256,2112] axis 0: R3 K256 K2112), NEST before */
+static const rcase trans_run_default_cases[] = {
+    {"column-major (3,256,2112) 0: R3 K256 K2112", 3, {3, 256, 2112}, 1, {0}, 0, COLMAJOR},
+};
+
+/* trans_ko2 on the default path (session 38: trans_ko2 16, trans_min_util
+   70): ko over the values' K8 and K300 (column-major [256,3,300,8] axis
+   1: K256 R3 K300 K8; COLS before, TRANS of ko 8 under its 16-output
+   side) */
+static const rcase trans_ko2_default_cases[] = {
+    {"column-major (256,3,300,8) 1: K256 R3 K300 K8", 4, {256, 3, 300, 8}, 1, {1}, 0, COLMAJOR},
+    {"column-major (256,3,300,8) 1 keepdim", 4, {256, 3, 300, 8}, 1, {1}, 1, COLMAJOR},
+};
+
+Test(gpu, trans_run_default_path_every_value_op)
+{
+    const kg_dtype dts[] = {KG_BF16, KG_F16, KG_F32, KG_I32, KG_U8};
+    default_path_cases(trans_run_default_cases, sizeof trans_run_default_cases / sizeof trans_run_default_cases[0],
+                       dts, sizeof dts / sizeof dts[0], plan_is_trans_run, "TRANS over a reduced run");
+}
+
+Test(gpu, trans_ko2_default_path_every_value_op)
+{
+    const kg_dtype dts[] = {KG_BF16, KG_F16, KG_F32, KG_I32, KG_U8};
+    default_path_cases(trans_ko2_default_cases, sizeof trans_ko2_default_cases / sizeof trans_ko2_default_cases[0],
+                       dts, sizeof dts / sizeof dts[0], plan_is_trans_ko2, "TRANS with a ko side of two dims");
+}

@@ -4397,10 +4397,10 @@ Test(plan, trans_first_replaces_cols_of_few_reduced_elements)
     }
 }
 
-/* trans_run and trans_ko2 (session 38's candidates, off by default):
+/* trans_run and trans_ko2 (defaults since session 38's round s38r2):
    scaled-down shapes of session 37's census, in its memory orders
-   (outermost first), the plans they take under each key, the default's
-   plans unchanged, and the plan checker over every value op:
+   (outermost first), the plans they take by default and with both keys
+   off, and the plan checker over every value op:
    - #2744 [2048,33,256,2]p axis 3 bf16 (R2 K33 K2048 K256): NEST by
      default; trans_run: TRANS over a run of 2, ki 33 x 64, ko 256;
    - #18047 [73,13,63,63,9,2]p axis 5 i32 (R2 K13 K73 K63 K63 K9): TILE;
@@ -4427,8 +4427,8 @@ Test(plan, trans_run_and_ko2_reach_the_census_shapes)
         {KG_BF16, 5, {384, 43, 64, 2, 2}, {3, 1, 2, 4, 0}, 4, 0, 2, 2 * 64 * 43},
     };
     kg_red_tuning both = kg_red_tuning_default, none = kg_red_tuning_default;
-    both.trans_run = 16;
-    both.trans_ko2 = 16;
+    none.trans_run = 0; /* (both: the defaults since session 38, trans_run 8, trans_ko2 16, trans_min_util 70) */
+    none.trans_ko2 = 0;
     for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
         kg_tensor in = permuted(cs[i].dt, cs[i].nd, cs[i].shape, cs[i].perm, 0, (int64_t)IN_AT);
         const int axes[1] = {cs[i].axis};
@@ -4440,8 +4440,8 @@ Test(plan, trans_run_and_ko2_reach_the_census_shapes)
         cr_expect_eq(p.args.cw > 1 ? p.args.cw : 0, cs[i].run, "case %zu: run %d", i, p.args.cw);
         cr_expect_eq(p.args.vstore, cs[i].ko2, "case %zu: ko's first dim %d", i, p.args.vstore);
         cr_expect_eq(p.args.tile_rows, cs[i].nko, "case %zu: ko %lld", i, (long long)p.args.tile_rows);
-        cr_expect(q.cls != KG_RED_TRANS || (q.args.cw == 0 && q.args.vstore == 0), "case %zu: off by default", i);
-        cr_expect(memcmp(&q, &d, sizeof q) == 0, "case %zu: the default tuning's plan", i);
+        cr_expect(q.cls != KG_RED_TRANS || (q.args.cw == 0 && q.args.vstore == 0), "case %zu: keys off", i);
+        cr_expect(memcmp(&p, &d, sizeof p) == 0, "case %zu: the default plan", i);
         char why[256];
         kg_red_class cls;
         for (int op = 0; op < KG_RED_COUNT; op++)
@@ -4449,4 +4449,41 @@ Test(plan, trans_run_and_ko2_reach_the_census_shapes)
                 cr_expect(check_plan((kg_reduce_op)op, &in, 1u << cs[i].axis, &both, why, sizeof why, &cls),
                           "case %zu %s: %s", i, kg_red_infos[op].name, why);
     }
+}
+
+/* The GPU default-path cases of session 38's defaults (test_reduce.c
+   trans_run_default_path / trans_ko2_default_path) plan as they claim on
+   132 multiprocessors: column-major [3,256,2112] axis 0 TRANS over a run
+   of 3 (NEST with trans_run 0), column-major [256,3,300,8] axis 1 TRANS
+   with ko 8 x 300 (COLS with trans_ko2 0); every value op's plan checked. */
+Test(plan, trans_run_and_ko2_default_path_cases)
+{
+    static const struct {
+        int nd;
+        int64_t shape[4];
+        int axis, run, ko2;
+    } cs[] = {{3, {3, 256, 2112}, 0, 3, 0}, {4, {256, 3, 300, 8}, 1, 0, 8}};
+    const kg_dtype dts[] = {KG_BF16, KG_F16, KG_F32, KG_I32, KG_U8};
+    kg_red_tuning off = kg_red_tuning_default;
+    off.trans_run = off.trans_ko2 = 0;
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+        for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+            const int perm[4] = {cs[i].nd - 1, cs[i].nd - 2, cs[i].nd - 3, 0}; /* column-major */
+            kg_tensor in = permuted(dts[d], cs[i].nd, cs[i].shape, perm, 0, (int64_t)IN_AT);
+            const int axes[1] = {cs[i].axis};
+            kg_red_plan p, q;
+            cr_assert_eq(plan_of(KG_RED_SUM, &in, axes, 1, 0, &p), KG_OK, "%s", kg_errmsg(cpu_ctx));
+            cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, 1, 0, &off, &q), KG_OK, "%s", kg_errmsg(cpu_ctx));
+            cr_expect_eq(p.cls, KG_RED_TRANS, "case %zu %s: class %d", i, kg_dtype_name(dts[d]), p.cls);
+            cr_expect_eq(p.args.cw > 1 ? p.args.cw : 0, cs[i].run, "case %zu %s: run %d", i, kg_dtype_name(dts[d]),
+                         p.args.cw);
+            cr_expect_eq(p.args.vstore, cs[i].ko2, "case %zu %s: ko2 %d", i, kg_dtype_name(dts[d]), p.args.vstore);
+            cr_expect(q.cls != KG_RED_TRANS, "case %zu %s: keys off: class %d", i, kg_dtype_name(dts[d]), q.cls);
+            char why[256];
+            kg_red_class cls;
+            for (int op = 0; op < KG_RED_COUNT; op++)
+                if ((kg_red_infos[op].dtype_mask >> in.dtype) & 1u)
+                    cr_expect(check_plan((kg_reduce_op)op, &in, 1u << cs[i].axis, NULL, why, sizeof why, &cls),
+                              "case %zu %s %s: %s", i, kg_dtype_name(dts[d]), kg_red_infos[op].name, why);
+        }
 }
