@@ -1089,11 +1089,11 @@ static int list_sweep(void)
                 same_plan(&p, &p0))
                 continue;
             changed[a]++;
-            printf("    alt %-12s %s%s%s vec %d group %d cw %d run %lld tc %lld tiles %lld splits %d grid %u\n",
+            printf("    alt %-12s %s%s%s vec %d group %d cw %d run %lld tc %lld tiles %lld inner %lld red %lld splits %d "
+                   "grid %u\n",
                    alts[a].label, class_names[plan_class(&p)], p.args.deep ? " deep" : "", occ_str(&p), p.args.vec,
-                   p.args.group, p.args.cw,
-                   (long long)p.args.run, (long long)p.args.tile_rows, (long long)p.args.tiles, p.args.splits,
-                   p.grid);
+                   p.args.group, p.args.cw, (long long)p.args.run, (long long)p.args.tile_rows,
+                   (long long)p.args.tiles, (long long)p.args.inner, (long long)p.args.red, p.args.splits, p.grid);
         }
     }
     for (int a = 0; a < n_alts; a++)

@@ -421,6 +421,10 @@ const kg_red_tuning kg_red_tuning_default = {
     .trans_min_units = 4,
     .trans_min_side = 16,
     .trans_max_red = 16,
+    .trans_run = 8,
+    .trans_ko2 = 16,
+    .trans_min_util = 70,
+    .slab_max_walk = 128,
     .cols_vstore = 1,
     .cols_pair = 1,
     .cols_pair_rows = 32,
@@ -489,7 +493,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(cols_runs_fold), F(run_tiles), F(run_tiles_vb), F(run_tiles_vb_min), F(run_tiles_units),
                   F(seg_rows), F(run_tiles_cap), F(run_tiles_cap_units), F(rows_stripes),
                   F(cols_strided_occ), F(trans_vec), F(trans_vec_f16), F(flatw_ragged),
-                  F(flatw_ragged_v), F(flatw_ragged_min), F(flatw_ragged_late), F(flatw_ragged_2), F(trans_first)};
+                  F(flatw_ragged_v), F(flatw_ragged_min), F(flatw_ragged_late), F(flatw_ragged_2), F(trans_first),
+                  F(slab_max_walk), F(trans_run), F(trans_ko2), F(trans_min_util)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1703,7 +1708,7 @@ static int plan_slab(kg_red_plan *plan, const dim *K, int nk, const dim *D, int 
     const int64_t bytes = T->slab_bytes > 0 && T->slab_bytes < KG_RED_SLAB_BYTES ? T->slab_bytes : KG_RED_SLAB_BYTES;
     const int64_t R = D[0].size, E = bytes / (int64_t)es;
     if (D[0].in != C || K[a].in != smul(C, R) || C > T->slab_max_cols || C > KG_RED_THREADS || R < 2 ||
-        R > T->slab_max_rows || C * R > E)
+        R > T->slab_max_rows || C * R > E || (T->slab_max_walk > 0 && red / R > T->slab_max_walk))
         return 0;
     int64_t S = E / (C * R);
     if (S > KG_RED_THREADS / C * KG_RED_SLAB_OUTS)
@@ -1733,35 +1738,67 @@ static int plan_slab(kg_red_plan *plan, const dim *K, int nk, const dim *D, int 
 
 /* TRANS (tuning trans, templates/reduce_trans.cuh): value reductions of
    elements of at most 4 bytes over a walk of at most KG_RED_WALK_DIMS
-   reduced dims whose input-innermost kept dim K[0] (stride 1) is not the
-   values' innermost: the kept dim of the least values stride K[j] (j > 0)
-   gives the output-contiguous side (ko), K[0] and the kept dims below K[j]
-   whose input strides chain with it the input-contiguous side (ki), the
-   other kept dims outer positions. Taken where both sides hold at least
-   trans_min_side outputs, the tiles of 32 x 32 outputs give each
-   multiprocessor trans_min_units units and an output reduces at most
-   trans_max_red elements. Returns 0 (and plans nothing) elsewhere. */
+   reduced dims whose input-innermost kept dim K[0] is not the values'
+   innermost: the kept dim of the least values stride K[j] (j > 0) gives the
+   output-contiguous side (ko), K[0] and the kept dims below K[j] whose input
+   strides chain with it the input-contiguous side (ki), the other kept dims
+   outer positions. Taken where both sides hold at least trans_min_side
+   outputs, the tiles of 32 x 32 outputs give each multiprocessor
+   trans_min_units units and an output reduces at most trans_max_red
+   elements. Two extensions, off by default (session 38's candidates):
+   - trans_run: K[0] need not be the input's innermost dim: a reduced run
+     D[0] of L <= trans_run contiguous elements may lie under it (K[0]'s
+     input stride L; args.cw = L, the ki side's input offset ki L; the run
+     is the walk's dim 0, so a warp reads 32 L contiguous elements a
+     position). Such plans (outputs scattered in the input's order, each
+     reducing a few contiguous elements) otherwise end as NEST, TILE or
+     ROWS, whose lanes write outputs one at a time.
+   - trans_ko2: where K[j] holds fewer than trans_ko2 outputs, the kept dim
+     whose values stride continues K[j]'s (values stride K[j].out K[j].size)
+     joins it on the ko side (args.vstore = K[j].size, args.run its input
+     stride: ko output k at input offset (k % n1) K[j].in + (k / n1) in2,
+     values offset k K[j].out), e.g. [.., 23, 2] outputs of which only the
+     2 are contiguous.
+   Returns 0 (and plans nothing) elsewhere. */
 static int plan_trans(kg_red_plan *plan, const dim *K, int nk, const dim *D, int nr, int64_t red, int64_t n_out,
                       size_t es, int indexed, int64_t sm, const kg_red_tuning *T, shape_of_work *w)
 {
     kg_red_args *A = &plan->args;
-    if (!T->trans || indexed || es > 4 || nk < 2 || nr < 1 || nr > KG_RED_WALK_DIMS || K[0].in != 1 || K[0].out <= 0 ||
+    if (!T->trans || indexed || es > 4 || nk < 2 || nr < 1 || nr > KG_RED_WALK_DIMS || K[0].out <= 0 ||
         red > T->trans_max_red)
         return 0;
+    int64_t L = 1; /* the reduced run under K[0] (trans_run) */
+    if (K[0].in != 1) {
+        if (!T->trans_run || D[0].in != 1 || D[0].size < 2 || D[0].size > T->trans_run || K[0].in != D[0].size)
+            return 0;
+        L = D[0].size;
+    }
     int jo = 0;
     for (int i = 1; i < nk; i++)
         if (K[i].out > 0 && K[i].out < K[jo].out)
             jo = i;
     if (jo == 0)
         return 0;
-    int a = 1; /* the ki dims: K[0 .. a) */
-    while (a < jo && K[a].in == smul(K[a - 1].in, K[a - 1].size))
+    int j2 = -1; /* trans_ko2: the kept dim continuing K[jo]'s values stride (not K[0]) */
+    if (T->trans_ko2 > 0 && K[jo].size < T->trans_ko2)
+        for (int i = 1; i < nk; i++)
+            if (i != jo && K[i].out == smul(K[jo].out, K[jo].size))
+                j2 = i;
+    int a = 1; /* the ki dims: K[0 .. a), up to the first ko dim */
+    while (a < jo && a != j2 && K[a].in == smul(K[a - 1].in, K[a - 1].size))
         a++;
     int64_t ki = 1;
     for (int i = 0; i < a; i++)
         ki = smul(ki, K[i].size);
-    const int64_t TT = KG_RED_TRANS_TILE, nko = K[jo].size, outer = n_out / ki / nko;
+    const int64_t TT = KG_RED_TRANS_TILE, nko = j2 >= 0 ? smul(K[jo].size, K[j2].size) : K[jo].size,
+                  outer = n_out / ki / nko;
     if (nko < T->trans_min_side || ki < T->trans_min_side)
+        return 0;
+    /* trans_min_util: the extensions' tiles at least that many percent
+       outputs (a 32 x 32 tile of 16 x 17 outputs idles 3 lanes in 4) */
+    if ((L > 1 || j2 >= 0) && T->trans_min_util > 0 &&
+        100.0 * (double)ki / (double)(TT * cdiv(ki, TT)) * (double)nko / (double)(TT * cdiv(nko, TT)) <
+            (double)T->trans_min_util)
         return 0;
     const int64_t units = smul(smul(outer, cdiv(ki, TT)), cdiv(nko, TT));
     if (units < smul(sm, T->trans_min_units))
@@ -1769,7 +1806,7 @@ static int plan_trans(kg_red_plan *plan, const dim *K, int nk, const dim *D, int
     dim O[KG_MAX_DIMS];
     int no = 0;
     for (int i = a; i < nk; i++)
-        if (i != jo)
+        if (i != jo && i != j2)
             O[no++] = K[i];
     plan->cls = KG_RED_TRANS;
     A->fast = n_out < ((int64_t)1 << 31);
@@ -1781,6 +1818,12 @@ static int plan_trans(kg_red_plan *plan, const dim *K, int nk, const dim *D, int
     A->tile_rows = nko;
     A->inner_out = K[jo].out;
     A->inner_idx = K[jo].in;
+    if (L > 1)
+        A->cw = (int32_t)L;
+    if (j2 >= 0) {
+        A->vstore = (int32_t)K[jo].size;
+        A->run = K[j2].in;
+    }
     fill_walk(&A->walk, D, nr, 1, 1);
     w->groups = units;
     w->per_group = TT * TT;
@@ -2195,7 +2238,8 @@ static void plan_trans_vec(kg_red_plan *plan, const kg_tensor *in, int64_t n_out
        modules are the same template; value ops only: TRANS takes no index
        reduction, and the transv modules have no index kernels) */
     const int bound = in->dtype == KG_BF16 ? T->trans_vec : in->dtype == KG_F16 ? T->trans_vec_f16 : 0;
-    if (!bound || plan->cls != KG_RED_TRANS || A->inner < bound || A->red > KG_RED_TRANSV_POS || A->splits != 1)
+    if (!bound || plan->cls != KG_RED_TRANS || A->inner < bound || A->red > KG_RED_TRANSV_POS || A->splits != 1 ||
+        A->cw > 1 || A->vstore > 0) /* (trans_run's and trans_ko2's sides: TRANS's own kernel) */
         return;
     int64_t lo, hi;
     input_extent(in, &lo, &hi);
@@ -2316,6 +2360,9 @@ static kg_status plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor *o
         ;
     else if (plan_flatw(plan, info, in, K, nk, D, nr, red, n_out, es, sm, T, !T->flatw_ragged_late, &w))
         ; /* flatw_ragged_late: no ragged blocks in the chain; they replace the flagged plans below */
+    else if (T->trans_run && nk >= 1 && K[0].in != 1 &&
+             plan_trans(plan, K, nk, D, nr, red, n_out, es, info->indexed, sm, T, &w))
+        ; /* trans_run: a few contiguous reduced elements an output, outputs scattered in the input's order */
     else if (plan_tile(plan, in, K, nk, D, nr, red, n_out, es, info->indexed, target, T, &w))
         ;
     else if (nr == 1 && D[0].in == 1 && red <= T->rows_multi && multi > 1 && !packs_rows(T, in, K, nk, nr, red, es))

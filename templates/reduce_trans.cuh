@@ -10,7 +10,12 @@
  * rdims.out), the output-contiguous outputs `ko` (one kept dim: A.tile_rows
  * of them, input stride A.inner_idx, values stride A.inner_out) and the outer
  * positions (A.outer). Every output reduces the walk A.walk (A.red
- * positions, one element each). A unit is a tile of KG_RED_TRANS_TILE ki x
+ * positions, one element each). Session 38's extensions (runtime/reduce_plan.c
+ * plan_trans; both off by default): A.cw > 1, a reduced run of A.cw
+ * contiguous elements under the ki side (the walk's dim 0; ki output k at
+ * input offset k A.cw); A.vstore > 0, a ko side of two kept dims chained in
+ * the values (ko output k at input offset (k % A.vstore) A.inner_idx +
+ * (k / A.vstore) A.run, values offset k A.inner_out). A unit is a tile of KG_RED_TRANS_TILE ki x
  * KG_RED_TRANS_TILE ko outputs of one outer position (A.tiles ki tiles, ki
  * tiles fastest, then ko tiles, then outer positions); no splits. Thread
  * (x, y) of the block's TT x NY reduces outputs (ki x, ko y + m NY),
@@ -51,14 +56,16 @@ template <class Op> __device__ __forceinline__ void kg_red_trans(const kg_red_ar
         const int64_t o = u / per_o, rem = u - o * per_o, to = rem / A.tiles, ti = rem - to * A.tiles;
         int64_t io, oo, xo;
         kg_red_outer(A, o, io, oo, xo);
-        const int64_t ki = ti * TT + x;
+        const int64_t ki = ti * TT + x, kin = A.cw > 1 ? ki * A.cw : ki;
         kg_racc<Op> a[M];
         const T *b[M];
 #pragma unroll
         for (int m = 0; m < M; m++) {
             a[m] = kg_red_identity<Op>();
             const int64_t ko = to * TT + y + m * NY;
-            b[m] = ki < A.inner && ko < nko ? in + io + ki + ko * A.inner_idx : nullptr;
+            const int64_t kon =
+                A.vstore > 0 ? (ko % A.vstore) * A.inner_idx + (ko / A.vstore) * A.run : ko * A.inner_idx;
+            b[m] = ki < A.inner && ko < nko ? in + io + kin + kon : nullptr;
         }
         kg_red_pos<int64_t> p;
         kg_walk_at(A.walk, 0, p);

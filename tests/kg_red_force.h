@@ -10,13 +10,17 @@
 #include "reduce_plan.h"
 
 /* The default tuning without session 37's replacements of COLS plans
-   (flatw_ragged's and trans_first's), so that each hook below plans what it
-   planned before them; the default path's tests cover those two. */
+   (flatw_ragged's and trans_first's) and session 38's TRANS extensions and
+   SLAB bound (trans_run, trans_ko2, slab_max_walk), so that each hook below
+   plans what it planned before them; the default path's tests cover those. */
 static inline kg_red_tuning kg_red_force_base(void)
 {
     kg_red_tuning t = kg_red_tuning_default;
     t.flatw_ragged = 0;
     t.trans_first = 0;
+    t.trans_run = 0;
+    t.trans_ko2 = 0;
+    t.slab_max_walk = 0;
     return t;
 }
 
@@ -44,6 +48,19 @@ static inline kg_red_tuning kg_red_force_trans(void)
     t.trans_max_red = 1 << 30;
     t.trans_vec = 0;
     t.trans_vec_f16 = 0;
+    return t;
+}
+
+/* TRANS wherever it applies (kg_red_force_trans) with session 38's two
+   extensions (plan_trans): a reduced run of any length under the ki side
+   (trans_run) and a ko side of two kept dims wherever a dim continues the
+   output-contiguous one's values stride (trans_ko2). */
+static inline kg_red_tuning kg_red_force_trans_ext(void)
+{
+    kg_red_tuning t = kg_red_force_trans();
+    t.trans_run = 1 << 30;
+    t.trans_ko2 = 1 << 30;
+    t.trans_min_util = 0;
     return t;
 }
 

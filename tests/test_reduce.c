@@ -153,6 +153,15 @@ static const rcase cases[] = {
        16-byte grid, the last row's last vector past the input) x 40 (a
        ragged ko tile), 7 positions */
     {"column-major (601,7,40) 1 scattered outputs, long rows", 3, {601, 7, 40}, 1, {1}, 0, COLMAJOR},
+    /* ... (trans_run, trans_ko2): a reduced run of 3 under ki 40 x ko 50; a
+       run of 2 and a further reduced dim (walk 2 x 5); ko over two dims (2
+       x 9, values chained) under ki 41; both (run 2, ko 3 x 5) */
+    {"column-major (3,40,50) 0 scattered outputs over a reduced run", 3, {3, 40, 50}, 1, {0}, 0, COLMAJOR},
+    {"column-major (2,37,5,45) (0,2) scattered outputs over a run and a walk", 4, {2, 37, 5, 45}, 2, {0, 2}, 0,
+     COLMAJOR},
+    {"column-major (41,5,9,2) 1 scattered outputs, ko over two dims", 4, {41, 5, 9, 2}, 1, {1}, 0, COLMAJOR},
+    {"column-major (2,33,5,3) 0 scattered outputs over a run, ko over two dims", 4, {2, 33, 5, 3}, 1, {0}, 0,
+     COLMAJOR},
     /* SLAB columns over two kept dims whose values strides do not chain */
     {"last two swapped (9,7,5,6) 1 slab columns over two dims", 4, {9, 7, 5, 6}, 1, {1}, 0, SWAP_LAST2},
     /* columns over kept dims whose input strides chain but whose results'
@@ -328,6 +337,9 @@ static int fill_launches;
 static int flatw_launches, flatwo_launches;
 /* ... and the launches of SLAB plans, and of TRANS plans */
 static int slab_launches, trans_launches;
+/* ... and of TRANS plans over a reduced run (trans_run: args.cw > 1) and
+   with a ko side of two dims (trans_ko2: args.vstore > 0) */
+static int trans_run_launches, trans_ko2_launches;
 /* ... and of TRANS plans in 16-byte vectors (trans_vec, kernel TRANSV);
    last_transv: 1 where reduce_tuned's last call launched one */
 static int transv_launches, last_transv, transv_f16_launches;
@@ -419,6 +431,8 @@ static kg_status reduce_tuned(kg_reduce_op op, const kg_tensor *out, const kg_te
     flatwo_launches += st == KG_OK && plan.cls == KG_RED_FLAT && plan.args.group == 32 && plan.occ == 4;
     slab_launches += st == KG_OK && plan.cls == KG_RED_SLAB;
     trans_launches += st == KG_OK && plan.cls == KG_RED_TRANS;
+    trans_run_launches += st == KG_OK && plan.cls == KG_RED_TRANS && plan.args.cw > 1;
+    trans_ko2_launches += st == KG_OK && plan.cls == KG_RED_TRANS && plan.args.vstore > 0;
     last_transv = st == KG_OK && plan.cls == KG_RED_TRANS && plan.args.vec == 1;
     transv_launches += last_transv;
     transv_f16_launches += last_transv && in->dtype == KG_F16;
@@ -1295,6 +1309,21 @@ Test(gpu, scattered_outputs_in_tiles_every_value_op_dtype_and_case)
 {
     kg_red_tuning t = kg_red_force_trans();
     ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 1, &trans_launches, "trans plans");
+}
+
+/* ... with session 38's extensions (kg_red_force_trans_ext: reduced runs
+   under the ki side, ko sides of two dims) wherever they apply, every call
+   twice, bitwise equal; both extensions launched. */
+Test(gpu, scattered_outputs_over_reduced_runs_and_two_dim_sides_every_value_op_dtype_and_case)
+{
+    kg_red_tuning t = kg_red_force_trans_ext();
+    trans_run_launches = trans_ko2_launches = 0;
+    ops_twice_reaching(&t, value_ops, sizeof value_ops / sizeof value_ops[0], -1, 1, &trans_launches, "trans plans");
+    cr_log_info("%d trans_run launches, %d trans_ko2 launches", trans_run_launches, trans_ko2_launches);
+    if (!kt_sanitizer()) {
+        cr_assert_gt(trans_run_launches, 0, "no case took TRANS over a reduced run");
+        cr_assert_gt(trans_ko2_launches, 0, "no case took TRANS with a ko side of two dims");
+    }
 }
 
 static void *strided_p_result(kg_reduce_op op, const kg_tensor *in, const rcase *c, const kg_red_tuning *t,
@@ -2482,4 +2511,37 @@ Test(gpu, trans_first_default_path_every_value_op)
     const kg_dtype dts[] = {KG_BF16, KG_F16, KG_F32, KG_I32};
     default_path_cases(trans_default_cases, sizeof trans_default_cases / sizeof trans_default_cases[0], dts,
                        sizeof dts / sizeof dts[0], plan_is_trans, "TRANS");
+}
+
+static int plan_is_trans_run(const kg_red_plan *p) { return p->cls == KG_RED_TRANS && p->args.cw > 1; }
+static int plan_is_trans_ko2(const kg_red_plan *p) { return p->cls == KG_RED_TRANS && p->args.vstore > 0; }
+
+/* trans_run on the default path (session 38: trans_run 8, trans_min_util
+   70): a reduced run of 3 contiguous elements under ki 256 x ko 2112
+   (column-major [3,256,2112] axis 0: R3 K256 K2112), NEST before */
+static const rcase trans_run_default_cases[] = {
+    {"column-major (3,256,2112) 0: R3 K256 K2112", 3, {3, 256, 2112}, 1, {0}, 0, COLMAJOR},
+};
+
+/* trans_ko2 on the default path (session 38: trans_ko2 16, trans_min_util
+   70): ko over the values' K8 and K300 (column-major [256,3,300,8] axis
+   1: K256 R3 K300 K8; COLS before, TRANS of ko 8 under its 16-output
+   side) */
+static const rcase trans_ko2_default_cases[] = {
+    {"column-major (256,3,300,8) 1: K256 R3 K300 K8", 4, {256, 3, 300, 8}, 1, {1}, 0, COLMAJOR},
+    {"column-major (256,3,300,8) 1 keepdim", 4, {256, 3, 300, 8}, 1, {1}, 1, COLMAJOR},
+};
+
+Test(gpu, trans_run_default_path_every_value_op)
+{
+    const kg_dtype dts[] = {KG_BF16, KG_F16, KG_F32, KG_I32, KG_U8};
+    default_path_cases(trans_run_default_cases, sizeof trans_run_default_cases / sizeof trans_run_default_cases[0],
+                       dts, sizeof dts / sizeof dts[0], plan_is_trans_run, "TRANS over a reduced run");
+}
+
+Test(gpu, trans_ko2_default_path_every_value_op)
+{
+    const kg_dtype dts[] = {KG_BF16, KG_F16, KG_F32, KG_I32, KG_U8};
+    default_path_cases(trans_ko2_default_cases, sizeof trans_ko2_default_cases / sizeof trans_ko2_default_cases[0],
+                       dts, sizeof dts / sizeof dts[0], plan_is_trans_ko2, "TRANS with a ko side of two dims");
 }

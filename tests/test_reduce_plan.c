@@ -857,11 +857,12 @@ static int transv_load_width(int64_t q, int64_t lo, int64_t hi)
     return 2;
 }
 
-/* TRANS / TRANSV: the reduced dims' input strides chain from 1 (the input
-   offset of ki is ki) and their sizes multiply to the plan's inner. */
+/* TRANS / TRANSV: the ki dims' input strides chain from 1, or from the
+   reduced run's length L (args.cw > 1, trans_run: the input offset of ki
+   is ki L), and their sizes multiply to the plan's inner. */
 static int trans_chained(const kg_red_args *A)
 {
-    int chained = A->rdims.n >= 1 && A->rdims.in[0] == 1;
+    int chained = A->rdims.n >= 1 && A->rdims.in[0] == (A->cw > 1 ? A->cw : 1);
     int64_t ki = 1;
     for (int d = 0; d < A->rdims.n; d++) {
         chained = chained && (d == 0 || A->rdims.in[d] == A->rdims.in[d - 1] * A->rdims.size[d - 1]);
@@ -894,7 +895,11 @@ static void trans_tiles_visit(pcheck *c, const kg_red_args *A, int64_t tki, int6
                 wpos w;
                 walk_at(&A->walk, 0, &w);
                 for (int64_t e = 0; e < A->red; e++, walk_step(&A->walk, &w)) {
-                    const int64_t at = io + k + ko * A->inner_idx + w.off;
+                    /* trans_run: ki at k L; trans_ko2: ko over two dims */
+                    const int64_t kin = A->cw > 1 ? k * A->cw : k;
+                    const int64_t kon = A->vstore > 0 ? (ko % A->vstore) * A->inner_idx + (ko / A->vstore) * A->run
+                                                      : ko * A->inner_idx;
+                    const int64_t at = io + kin + kon + w.off;
                     if (check_extent && (at < A->chunk || at > A->run))
                         fail(c, "transv element outside the input's extent");
                     visit(c, oo + kout + ko * A->inner_out, e, at);
@@ -1010,7 +1015,8 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
         const int64_t TT = KG_RED_TRANS_TILE, nko = A->tile_rows, tko = nko > 0 ? (nko + TT - 1) / TT : 0;
         if (c->indexed || es > 4 || !trans_chained(A) || nko < 1 || A->tiles * TT < A->inner ||
             (A->tiles - 1) * TT >= A->inner || A->splits != 1 || p->partial_bytes || A->group != 0 ||
-            A->units != A->n_out * A->tiles * tko)
+            A->units != A->n_out * A->tiles * tko || A->cw < 0 || A->vstore < 0 ||
+            (A->vstore > 0 && nko % A->vstore) || (A->cw > 1 && A->red % A->cw))
             fail(c, "trans geometry out of bounds");
         trans_tiles_visit(c, A, TT, TT, nko, tko, 0);
         return;
@@ -1898,7 +1904,7 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
     multi_tuning.nest_g1_items = 1 << 30;
     multi_tuning.cols_min_cols = 64;
     multi_tuning.rows_multi = 64;
-    int multi = 0, slabs = 0, trans = 0, runv = 0, chains = 0;
+    int multi = 0, slabs = 0, trans = 0, runv = 0, chains = 0, trans_run = 0, trans_ko2 = 0;
     for (int n = 0; n < 600; n++) {
         int nd = 1 + (int)(kt_next(&rng) % 6);
         int64_t shape[KG_MAX_DIMS], numel = 1;
@@ -1974,6 +1980,16 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
                   kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
                   kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
         trans += fcls == KG_RED_TRANS;
+        /* ... with reduced runs under the ki side and ko sides of two dims */
+        kg_red_tuning tx_tuning = kg_red_force_trans_ext();
+        const int xok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &tx_tuning, why, sizeof why, &fcls);
+        cr_assert(xok, "case %d (trans_run, trans_ko2): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
+                  kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
+                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
+        kg_red_plan xp;
+        cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &tx_tuning, &xp), KG_OK);
+        trans_run += xp.cls == KG_RED_TRANS && xp.args.cw > 1;
+        trans_ko2 += xp.cls == KG_RED_TRANS && xp.args.vstore > 0;
         /* ... and of 2-byte elements in 16-byte vectors (trans_vec) */
         kg_red_tuning tv_tuning = kg_red_force_transv();
         const int vok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &tv_tuning, why, sizeof why, &fcls);
@@ -2041,6 +2057,9 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
     cr_log_info("random sweep kind: %d slab plans, %d trans plans (the larger shapes' test requires trans plans)",
                 slabs, trans);
     cr_assert_gt(slabs, 0);
+    cr_log_info("random sweep kind: %d trans plans over reduced runs, %d with ko sides of two dims", trans_run,
+                trans_ko2);
+    cr_assert_gt(trans_run, 0); /* (ko sides of two dims: trans_run_and_ko2_reach_the_census_shapes) */
     cr_log_info("random sweep kind: %d column plans of runs in vectors", runv);
     cr_assert_gt(runv, 0);
     cr_log_info("random sweep kind: %d column plans over chained kept dims", chains);
@@ -4376,4 +4395,95 @@ Test(plan, trans_first_replaces_cols_of_few_reduced_elements)
                 cr_expect(check_plan((kg_reduce_op)op, &in, 1u, NULL, why, sizeof why, &cls), "case %zu %s: %s", i,
                           kg_red_infos[op].name, why);
     }
+}
+
+/* trans_run and trans_ko2 (defaults since session 38's round s38r2):
+   scaled-down shapes of session 37's census, in its memory orders
+   (outermost first), the plans they take by default and with both keys
+   off, and the plan checker over every value op:
+   - #2744 [2048,33,256,2]p axis 3 bf16 (R2 K33 K2048 K256): NEST by
+     default; trans_run: TRANS over a run of 2, ki 33 x 64, ko 256;
+   - #18047 [73,13,63,63,9,2]p axis 5 i32 (R2 K13 K73 K63 K63 K9): TILE;
+     both keys: TRANS, run 2, ko 9 x 63 (the K63 whose values stride is 9);
+   - #26539 [64,96,125,23,2,2]p axis 5 f32 (K125 K96 K2 R2 K64 K23): COLS;
+     trans_ko2: TRANS (trans_first), ko 2 x 23;
+   - #1885 [384,43,256,2,2]p axis 4 bf16 (K384 R2 K256 K43 K2): NEST;
+     trans_ko2: TRANS, ko 2 x (256 x 43: chained in the input and the
+     values, one dim). */
+Test(plan, trans_run_and_ko2_reach_the_census_shapes)
+{
+    static const struct {
+        kg_dtype dt;
+        int nd;
+        int64_t shape[6];
+        int perm[6]; /* memory order, outermost first */
+        int axis;
+        int run, ko2; /* args.cw, args.vstore under both keys */
+        int64_t nko;
+    } cs[] = {
+        {KG_BF16, 4, {64, 33, 256, 2}, {2, 0, 1, 3}, 3, 2, 0, 256},
+        {KG_I32, 6, {19, 13, 17, 63, 9, 2}, {4, 3, 2, 0, 1, 5}, 5, 2, 9, 9 * 63},
+        {KG_F32, 6, {16, 96, 125, 23, 2, 2}, {3, 0, 4, 5, 1, 2}, 5, 0, 2, 2 * 23},
+        {KG_BF16, 5, {384, 43, 64, 2, 2}, {3, 1, 2, 4, 0}, 4, 0, 2, 2 * 64 * 43},
+    };
+    kg_red_tuning both = kg_red_tuning_default, none = kg_red_tuning_default;
+    none.trans_run = 0; /* (both: the defaults since session 38, trans_run 8, trans_ko2 16, trans_min_util 70) */
+    none.trans_ko2 = 0;
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        kg_tensor in = permuted(cs[i].dt, cs[i].nd, cs[i].shape, cs[i].perm, 0, (int64_t)IN_AT);
+        const int axes[1] = {cs[i].axis};
+        kg_red_plan p, q, d;
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, 1, 0, &both, &p), KG_OK, "%s", kg_errmsg(cpu_ctx));
+        cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, 1, 0, &none, &q), KG_OK, "%s", kg_errmsg(cpu_ctx));
+        cr_assert_eq(plan_of(KG_RED_SUM, &in, axes, 1, 0, &d), KG_OK, "%s", kg_errmsg(cpu_ctx));
+        cr_expect_eq(p.cls, KG_RED_TRANS, "case %zu: class %d under trans_run / trans_ko2", i, p.cls);
+        cr_expect_eq(p.args.cw > 1 ? p.args.cw : 0, cs[i].run, "case %zu: run %d", i, p.args.cw);
+        cr_expect_eq(p.args.vstore, cs[i].ko2, "case %zu: ko's first dim %d", i, p.args.vstore);
+        cr_expect_eq(p.args.tile_rows, cs[i].nko, "case %zu: ko %lld", i, (long long)p.args.tile_rows);
+        cr_expect(q.cls != KG_RED_TRANS || (q.args.cw == 0 && q.args.vstore == 0), "case %zu: keys off", i);
+        cr_expect(memcmp(&p, &d, sizeof p) == 0, "case %zu: the default plan", i);
+        char why[256];
+        kg_red_class cls;
+        for (int op = 0; op < KG_RED_COUNT; op++)
+            if (!kg_red_infos[op].indexed && ((kg_red_infos[op].dtype_mask >> in.dtype) & 1u))
+                cr_expect(check_plan((kg_reduce_op)op, &in, 1u << cs[i].axis, &both, why, sizeof why, &cls),
+                          "case %zu %s: %s", i, kg_red_infos[op].name, why);
+    }
+}
+
+/* The GPU default-path cases of session 38's defaults (test_reduce.c
+   trans_run_default_path / trans_ko2_default_path) plan as they claim on
+   132 multiprocessors: column-major [3,256,2112] axis 0 TRANS over a run
+   of 3 (NEST with trans_run 0), column-major [256,3,300,8] axis 1 TRANS
+   with ko 8 x 300 (COLS with trans_ko2 0); every value op's plan checked. */
+Test(plan, trans_run_and_ko2_default_path_cases)
+{
+    static const struct {
+        int nd;
+        int64_t shape[4];
+        int axis, run, ko2;
+    } cs[] = {{3, {3, 256, 2112}, 0, 3, 0}, {4, {256, 3, 300, 8}, 1, 0, 8}};
+    const kg_dtype dts[] = {KG_BF16, KG_F16, KG_F32, KG_I32, KG_U8};
+    kg_red_tuning off = kg_red_tuning_default;
+    off.trans_run = off.trans_ko2 = 0;
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+        for (size_t d = 0; d < sizeof dts / sizeof dts[0]; d++) {
+            const int perm[4] = {cs[i].nd - 1, cs[i].nd - 2, cs[i].nd - 3, 0}; /* column-major */
+            kg_tensor in = permuted(dts[d], cs[i].nd, cs[i].shape, perm, 0, (int64_t)IN_AT);
+            const int axes[1] = {cs[i].axis};
+            kg_red_plan p, q;
+            cr_assert_eq(plan_of(KG_RED_SUM, &in, axes, 1, 0, &p), KG_OK, "%s", kg_errmsg(cpu_ctx));
+            cr_assert_eq(plan_tuned(KG_RED_SUM, &in, axes, 1, 0, &off, &q), KG_OK, "%s", kg_errmsg(cpu_ctx));
+            cr_expect_eq(p.cls, KG_RED_TRANS, "case %zu %s: class %d", i, kg_dtype_name(dts[d]), p.cls);
+            cr_expect_eq(p.args.cw > 1 ? p.args.cw : 0, cs[i].run, "case %zu %s: run %d", i, kg_dtype_name(dts[d]),
+                         p.args.cw);
+            cr_expect_eq(p.args.vstore, cs[i].ko2, "case %zu %s: ko2 %d", i, kg_dtype_name(dts[d]), p.args.vstore);
+            cr_expect(q.cls != KG_RED_TRANS, "case %zu %s: keys off: class %d", i, kg_dtype_name(dts[d]), q.cls);
+            char why[256];
+            kg_red_class cls;
+            for (int op = 0; op < KG_RED_COUNT; op++)
+                if ((kg_red_infos[op].dtype_mask >> in.dtype) & 1u)
+                    cr_expect(check_plan((kg_reduce_op)op, &in, 1u << cs[i].axis, NULL, why, sizeof why, &cls),
+                              "case %zu %s %s: %s", i, kg_dtype_name(dts[d]), kg_red_infos[op].name, why);
+        }
 }
