@@ -1745,7 +1745,8 @@ static int plan_slab(kg_red_plan *plan, const dim *K, int nk, const dim *D, int 
    outer positions. Taken where both sides hold at least trans_min_side
    outputs, the tiles of 32 x 32 outputs give each multiprocessor
    trans_min_units units and an output reduces at most trans_max_red
-   elements. Two extensions, off by default (session 38's candidates):
+   elements. Two extensions (session 38; defaults since its round s38r2,
+   with trans_min_util 70: only where a 32 x 32 tile holds 70% outputs):
    - trans_run: K[0] need not be the input's innermost dim: a reduced run
      D[0] of L <= trans_run contiguous elements may lie under it (K[0]'s
      input stride L; args.cw = L, the ki side's input offset ki L; the run

@@ -261,13 +261,16 @@ typedef struct kg_red_tuning {
     int slab_max_walk;      /* SLAB only where its slabs' outer walk (the reduced positions outside the slab's R
                                rows, red / R) is at most this long; 0: no bound. Session 37's census: #2772
                                [28,33,1023,9,2,2] axes (2,4) bf16, slabs of 72 bytes walked over 1023 positions a
-                               block, 1.1% of copy (0.04x PyTorch) */
+                               block, 1.1% of copy (0.04x PyTorch). Default 128 since session 38 (round s38r2) */
     int trans_run;          /* TRANS also over a reduced run of at most this many contiguous elements under the
-                               ki side (plan_trans; ahead of TILE in the chain); 0: off */
+                               ki side (plan_trans; ahead of TILE in the chain); 0: off. Default 8 since session
+                               38 (round s38r2) */
     int trans_ko2;          /* TRANS's ko side of two kept dims (chained in the values) where the output-contiguous
-                               one holds fewer than this many outputs (plan_trans); 0: off */
+                               one holds fewer than this many outputs (plan_trans); 0: off. Default 16 since
+                               session 38 */
     int trans_min_util;     /* trans_run's and trans_ko2's plans only where their 32 x 32 tiles hold at least this
-                               many percent outputs (ki / 32 ceil(ki / 32) x ko / 32 ceil(ko / 32)); 0: any */
+                               many percent outputs (ki / 32 ceil(ki / 32) x ko / 32 ceil(ko / 32)); 0: any.
+                               Default 70 since session 38 */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

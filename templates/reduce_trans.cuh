@@ -11,7 +11,7 @@
  * of them, input stride A.inner_idx, values stride A.inner_out) and the outer
  * positions (A.outer). Every output reduces the walk A.walk (A.red
  * positions, one element each). Session 38's extensions (runtime/reduce_plan.c
- * plan_trans; both off by default): A.cw > 1, a reduced run of A.cw
+ * plan_trans; defaults trans_run 8, trans_ko2 16): A.cw > 1, a run of A.cw
  * contiguous elements under the ki side (the walk's dim 0; ki output k at
  * input offset k A.cw); A.vstore > 0, a ko side of two kept dims chained in
  * the values (ko output k at input offset (k % A.vstore) A.inner_idx +
