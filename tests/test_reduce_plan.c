@@ -1884,6 +1884,23 @@ Test(plan, every_rank_axis_set_and_stride_order_covers_each_element_once)
     cr_assert_gt(by_class[KG_RED_NEST], 0); /* columns need wider shapes: the next tests */
 }
 
+/* check_plan over the random sweep's case n (mask 0: every axis) under t
+   (NULL: the default), asserting with the case, the tuning's label, the op,
+   dtype, shape and strides; returns the plan's class. */
+static kg_red_class sweep_check(int n, const char *label, kg_reduce_op op, const kg_tensor *in, unsigned mask,
+                                const kg_red_tuning *t)
+{
+    char why[256], sh[128], st[128];
+    kg_red_class cls;
+    const int nd = in->ndim;
+    const int ok = check_plan(op, in, mask ? mask : (1u << nd) - 1, t, why, sizeof why, &cls);
+    cr_assert(ok, "case %d%s%s%s: %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n, label ? " (" : "",
+              label ? label : "", label ? ")" : "", kg_red_infos[op].name, kg_dtype_name(in->dtype),
+              kg_shape_str(sh, sizeof sh, nd, in->shape), kg_shape_str(st, sizeof st, nd, in->strides), mask, why,
+              (unsigned long long)kt_seed());
+    return cls;
+}
+
 /* The GPU random sweep's kind of case (test_reduce.c): ranks 1 to 6, sizes
    with odd factors up to 2^17 elements, random axis sets, dense, permuted
    and permuted-and-sliced inputs, every op over a dtype it takes: each plan
@@ -1938,35 +1955,18 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
         if (elems == 0)
             continue; /* an empty slice: an error for some ops (test_reduce checks those) */
         kg_tensor in = permuted(dt, nd, shape, perm, kind == 2, (int64_t)IN_AT);
-        char why[256], sh[128], st[128];
-        kg_red_class cls;
-        const int ok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, NULL, why, sizeof why, &cls);
-        cr_assert(ok, "case %d: %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n, kg_red_infos[op].name,
-                  kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
-                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
+        const kg_red_class cls = sweep_check(n, NULL, op, &in, mask, NULL);
         /* flat plans split into many short units (a phase of their own each) */
-        kg_red_class fcls;
-        const int fok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &flat_split_tuning, why, sizeof why, &fcls);
-        cr_assert(fok, "case %d (flat splits): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
-                  kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
-                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
-        flat_split += fcls == KG_RED_FLAT;
+        flat_split += sweep_check(n, "flat splits", op, &in, mask, &flat_split_tuning) == KG_RED_FLAT;
         /* one lane per output with 4 outputs per lane on every NEST plan,
            narrow column tiles and short rows sent to NEST too */
         multi_tuning.nest_multi = n % 2 ? 4 : 8; /* 8: not a choice, one output per lane */
         multi_tuning.nest_multi_plain = n / 2 % 2; /* the plain walk for value reductions, or the narrow one */
-        const int mok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &multi_tuning, why, sizeof why, &fcls);
-        cr_assert(mok, "case %d (outputs per lane): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
-                  kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
-                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
-        multi += fcls == KG_RED_NEST;
+        multi += sweep_check(n, "outputs per lane", op, &in, mask, &multi_tuning) == KG_RED_NEST;
         /* tiles over slabs wherever they apply (every dtype and op) */
         kg_red_tuning slab_tuning = kg_red_force_slab();
         kg_red_plan sp;
-        const int sok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &slab_tuning, why, sizeof why, &fcls);
-        cr_assert(sok, "case %d (slabs): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
-                  kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
-                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
+        sweep_check(n, "slabs", op, &in, mask, &slab_tuning);
         int axes[KG_MAX_DIMS], na = 0;
         for (int d = 0; d < nd; d++)
             if ((mask >> d) & 1u)
@@ -1975,51 +1975,32 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
         slabs += sp.cls == KG_RED_SLAB;
         /* scattered outputs in tiles (trans) wherever they apply */
         kg_red_tuning trans_tuning = kg_red_force_trans();
-        const int tok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &trans_tuning, why, sizeof why, &fcls);
-        cr_assert(tok, "case %d (trans): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
-                  kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
-                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
-        trans += fcls == KG_RED_TRANS;
+        trans += sweep_check(n, "trans", op, &in, mask, &trans_tuning) == KG_RED_TRANS;
         /* ... with reduced runs under the ki side and ko sides of two dims */
         kg_red_tuning tx_tuning = kg_red_force_trans_ext();
-        const int xok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &tx_tuning, why, sizeof why, &fcls);
-        cr_assert(xok, "case %d (trans_run, trans_ko2): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
-                  kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
-                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
+        sweep_check(n, "trans_run, trans_ko2", op, &in, mask, &tx_tuning);
         kg_red_plan xp;
         cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &tx_tuning, &xp), KG_OK);
         trans_run += xp.cls == KG_RED_TRANS && xp.args.cw > 1;
         trans_ko2 += xp.cls == KG_RED_TRANS && xp.args.vstore > 0;
         /* ... and of 2-byte elements in 16-byte vectors (trans_vec) */
         kg_red_tuning tv_tuning = kg_red_force_transv();
-        const int vok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &tv_tuning, why, sizeof why, &fcls);
-        cr_assert(vok, "case %d (trans_vec): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
-                  kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
-                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
+        sweep_check(n, "trans_vec", op, &in, mask, &tv_tuning);
         /* column runs in vectors wherever they apply */
         kg_red_tuning rv_tuning = kg_red_force_runs();
-        const int rok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &rv_tuning, why, sizeof why, &fcls);
-        cr_assert(rok, "case %d (runs in vectors): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
-                  kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
-                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
+        sweep_check(n, "runs in vectors", op, &in, mask, &rv_tuning);
         kg_red_plan rp;
         cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &rv_tuning, &rp), KG_OK);
         runv += rp.cls == KG_RED_COLS && rp.args.run > 1 && rp.args.vec != KG_RED_CV_SCALAR;
         /* columns over chained kept dims wherever they apply */
         kg_red_tuning ch_tuning = kg_red_force_chain();
-        const int cok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &ch_tuning, why, sizeof why, &fcls);
-        cr_assert(cok, "case %d (chained columns): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
-                  kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
-                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
+        sweep_check(n, "chained columns", op, &in, mask, &ch_tuning);
         cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &ch_tuning, &rp), KG_OK);
         chains += rp.cls == KG_RED_COLS && rp.args.rdims.n > 0;
         /* column runs in vectors over a kept width wherever they apply */
         kg_red_tuning kw_tuning = kg_red_force_runs();
         kw_tuning.cols_runs_kept = 1;
-        const int kok = check_plan(op, &in, mask ? mask : (1u << nd) - 1, &kw_tuning, why, sizeof why, &fcls);
-        cr_assert(kok, "case %d (runs over a kept width): %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n,
-                  kg_red_infos[op].name, kg_dtype_name(dt), kg_shape_str(sh, sizeof sh, nd, in.shape),
-                  kg_shape_str(st, sizeof st, nd, in.strides), mask, why, (unsigned long long)kt_seed());
+        sweep_check(n, "runs over a kept width", op, &in, mask, &kw_tuning);
         kg_red_plan p;
         cr_assert_eq(plan_of(op, &in, axes, na, 0, &p), KG_OK);
         cr_assert(p.empty || (p.args.units >= 1 && p.args.units <= 4 * numel + 4096 && p.grid >= 1),
