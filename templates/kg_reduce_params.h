@@ -224,6 +224,11 @@ typedef struct kg_red_args {
     int32_t vstore;    /* COLS in vector modes (KG_RED_CV_VEC, _WIDE, _WIDE32, _VEC32), value reductions: 1: a
                           lane's adjacent results stored as one vector (the values contiguous along the columns,
                           every vector's place aligned to its size) */
+    /* TRANS (templates/reduce_trans.cuh; runtime/reduce_plan.c plan_trans) reads: inner = the
+       input-contiguous (ki) outputs, rdims their dims (values strides in rdims.out), tiles = ki tiles,
+       tile_rows = the output-contiguous (ko) outputs, inner_out / inner_idx = the ko dim's values / input
+       stride; with trans_run, cw = the reduced run under the ki side; with trans_ko2, vstore = the ko
+       side's first dim size and run = its second dim's input stride. */
 } kg_red_args;
 
 #endif
