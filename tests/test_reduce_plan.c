@@ -1496,22 +1496,21 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
     }
 }
 
-/* Plans op over in (axes by mask) with a contiguous result and checks the
-   plan covers each (output, reduced element) exactly once. Returns 1 when
-   it does; why says what is wrong otherwise. */
-static int check_plan(kg_reduce_op op, const kg_tensor *in, unsigned mask, const kg_red_tuning *t, char *why, size_t wl,
-                      kg_red_class *cls)
+/* Plans op over in (axes by mask) with a contiguous result into *plan and
+   checks the plan covers each (output, reduced element) exactly once.
+   Returns 1 when it does; why says what is wrong otherwise. */
+static int check_plan_p(kg_reduce_op op, const kg_tensor *in, unsigned mask, const kg_red_tuning *t, char *why,
+                        size_t wl, kg_red_plan *plan)
 {
     int axes[KG_MAX_DIMS] = {0}, n = 0;
     for (int d = 0; d < in->ndim; d++)
         if ((mask >> d) & 1u)
             axes[n++] = d;
-    kg_red_plan p;
-    if (plan_tuned(op, in, axes, n, 0, t, &p) != KG_OK) {
+    if (plan_tuned(op, in, axes, n, 0, t, plan) != KG_OK) {
         snprintf(why, wl, "planning failed: %s", kg_errmsg(cpu_ctx));
         return 0;
     }
-    *cls = p.cls;
+    const kg_red_plan p = *plan;
     if (p.occ && p.cls == KG_RED_FLAT && p.args.group == 32) {
         /* FLATW at 4 blocks per multiprocessor (FLATWO): value reductions */
         if (kg_red_infos[op].indexed || p.occ != 4) {
@@ -1590,6 +1589,16 @@ static int check_plan(kg_reduce_op op, const kg_tensor *in, unsigned mask, const
     return !c.bad;
 }
 
+/* check_plan_p, giving the plan's class (0 where planning failed). */
+static int check_plan(kg_reduce_op op, const kg_tensor *in, unsigned mask, const kg_red_tuning *t, char *why, size_t wl,
+                      kg_red_class *cls)
+{
+    kg_red_plan p;
+    memset(&p, 0, sizeof p);
+    const int ok = check_plan_p(op, in, mask, t, why, wl, &p);
+    *cls = p.cls;
+    return ok;
+}
 
 /* rows_stripes (session 30; the default since round s30r1): a split ROWS
    row read in interleaved lines per split. The default plans of the
@@ -1886,19 +1895,19 @@ Test(plan, every_rank_axis_set_and_stride_order_covers_each_element_once)
 
 /* check_plan over the random sweep's case n (mask 0: every axis) under t
    (NULL: the default), asserting with the case, the tuning's label, the op,
-   dtype, shape and strides; returns the plan's class. */
-static kg_red_class sweep_check(int n, const char *label, kg_reduce_op op, const kg_tensor *in, unsigned mask,
-                                const kg_red_tuning *t)
+   dtype, shape and strides; returns the plan. */
+static kg_red_plan sweep_check(int n, const char *label, kg_reduce_op op, const kg_tensor *in, unsigned mask,
+                               const kg_red_tuning *t)
 {
     char why[256], sh[128], st[128];
-    kg_red_class cls;
+    kg_red_plan p;
     const int nd = in->ndim;
-    const int ok = check_plan(op, in, mask ? mask : (1u << nd) - 1, t, why, sizeof why, &cls);
+    const int ok = check_plan_p(op, in, mask ? mask : (1u << nd) - 1, t, why, sizeof why, &p);
     cr_assert(ok, "case %d%s%s%s: %s(%s) of %s strides %s over mask 0x%x: %s (seed %llu)", n, label ? " (" : "",
               label ? label : "", label ? ")" : "", kg_red_infos[op].name, kg_dtype_name(in->dtype),
               kg_shape_str(sh, sizeof sh, nd, in->shape), kg_shape_str(st, sizeof st, nd, in->strides), mask, why,
               (unsigned long long)kt_seed());
-    return cls;
+    return p;
 }
 
 /* The GPU random sweep's kind of case (test_reduce.c): ranks 1 to 6, sizes
@@ -1955,32 +1964,23 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
         if (elems == 0)
             continue; /* an empty slice: an error for some ops (test_reduce checks those) */
         kg_tensor in = permuted(dt, nd, shape, perm, kind == 2, (int64_t)IN_AT);
-        const kg_red_class cls = sweep_check(n, NULL, op, &in, mask, NULL);
+        const kg_red_plan p = sweep_check(n, NULL, op, &in, mask, NULL);
         /* flat plans split into many short units (a phase of their own each) */
-        flat_split += sweep_check(n, "flat splits", op, &in, mask, &flat_split_tuning) == KG_RED_FLAT;
+        flat_split += sweep_check(n, "flat splits", op, &in, mask, &flat_split_tuning).cls == KG_RED_FLAT;
         /* one lane per output with 4 outputs per lane on every NEST plan,
            narrow column tiles and short rows sent to NEST too */
         multi_tuning.nest_multi = n % 2 ? 4 : 8; /* 8: not a choice, one output per lane */
         multi_tuning.nest_multi_plain = n / 2 % 2; /* the plain walk for value reductions, or the narrow one */
-        multi += sweep_check(n, "outputs per lane", op, &in, mask, &multi_tuning) == KG_RED_NEST;
+        multi += sweep_check(n, "outputs per lane", op, &in, mask, &multi_tuning).cls == KG_RED_NEST;
         /* tiles over slabs wherever they apply (every dtype and op) */
         kg_red_tuning slab_tuning = kg_red_force_slab();
-        kg_red_plan sp;
-        sweep_check(n, "slabs", op, &in, mask, &slab_tuning);
-        int axes[KG_MAX_DIMS], na = 0;
-        for (int d = 0; d < nd; d++)
-            if ((mask >> d) & 1u)
-                axes[na++] = d;
-        cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &slab_tuning, &sp), KG_OK);
-        slabs += sp.cls == KG_RED_SLAB;
+        slabs += sweep_check(n, "slabs", op, &in, mask, &slab_tuning).cls == KG_RED_SLAB;
         /* scattered outputs in tiles (trans) wherever they apply */
         kg_red_tuning trans_tuning = kg_red_force_trans();
-        trans += sweep_check(n, "trans", op, &in, mask, &trans_tuning) == KG_RED_TRANS;
+        trans += sweep_check(n, "trans", op, &in, mask, &trans_tuning).cls == KG_RED_TRANS;
         /* ... with reduced runs under the ki side and ko sides of two dims */
         kg_red_tuning tx_tuning = kg_red_force_trans_ext();
-        sweep_check(n, "trans_run, trans_ko2", op, &in, mask, &tx_tuning);
-        kg_red_plan xp;
-        cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &tx_tuning, &xp), KG_OK);
+        const kg_red_plan xp = sweep_check(n, "trans_run, trans_ko2", op, &in, mask, &tx_tuning);
         trans_run += xp.cls == KG_RED_TRANS && xp.args.cw > 1;
         trans_ko2 += xp.cls == KG_RED_TRANS && xp.args.vstore > 0;
         /* ... and of 2-byte elements in 16-byte vectors (trans_vec) */
@@ -1988,25 +1988,20 @@ Test(plan, the_gpu_random_sweep_kind_of_case_covers_each_element_once)
         sweep_check(n, "trans_vec", op, &in, mask, &tv_tuning);
         /* column runs in vectors wherever they apply */
         kg_red_tuning rv_tuning = kg_red_force_runs();
-        sweep_check(n, "runs in vectors", op, &in, mask, &rv_tuning);
-        kg_red_plan rp;
-        cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &rv_tuning, &rp), KG_OK);
+        kg_red_plan rp = sweep_check(n, "runs in vectors", op, &in, mask, &rv_tuning);
         runv += rp.cls == KG_RED_COLS && rp.args.run > 1 && rp.args.vec != KG_RED_CV_SCALAR;
         /* columns over chained kept dims wherever they apply */
         kg_red_tuning ch_tuning = kg_red_force_chain();
-        sweep_check(n, "chained columns", op, &in, mask, &ch_tuning);
-        cr_assert_eq(plan_tuned(op, &in, axes, na, 0, &ch_tuning, &rp), KG_OK);
+        rp = sweep_check(n, "chained columns", op, &in, mask, &ch_tuning);
         chains += rp.cls == KG_RED_COLS && rp.args.rdims.n > 0;
         /* column runs in vectors over a kept width wherever they apply */
         kg_red_tuning kw_tuning = kg_red_force_runs();
         kw_tuning.cols_runs_kept = 1;
         sweep_check(n, "runs over a kept width", op, &in, mask, &kw_tuning);
-        kg_red_plan p;
-        cr_assert_eq(plan_of(op, &in, axes, na, 0, &p), KG_OK);
         cr_assert(p.empty || (p.args.units >= 1 && p.args.units <= 4 * numel + 4096 && p.grid >= 1),
                   "case %d: %lld units for %lld elements, grid %u", n, (long long)p.args.units, (long long)numel,
                   p.grid);
-        by_class[cls]++;
+        by_class[p.cls]++;
     }
     /* a random draw may miss the rarer plans (s20's column runs in vectors
        in about one seed in three): one shape that takes each, checked the
