@@ -1498,7 +1498,8 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
 
 /* Plans op over in (axes by mask) with a contiguous result into *plan and
    checks the plan covers each (output, reduced element) exactly once.
-   Returns 1 when it does; why says what is wrong otherwise. */
+   Returns 1 when it does; why says what is wrong otherwise. Where planning
+   fails, *plan is all zeros (class 0). */
 static int check_plan_p(kg_reduce_op op, const kg_tensor *in, unsigned mask, const kg_red_tuning *t, char *why,
                         size_t wl, kg_red_plan *plan)
 {
@@ -1508,6 +1509,7 @@ static int check_plan_p(kg_reduce_op op, const kg_tensor *in, unsigned mask, con
             axes[n++] = d;
     if (plan_tuned(op, in, axes, n, 0, t, plan) != KG_OK) {
         snprintf(why, wl, "planning failed: %s", kg_errmsg(cpu_ctx));
+        memset(plan, 0, sizeof *plan);
         return 0;
     }
     const kg_red_plan p = *plan;
@@ -1594,7 +1596,6 @@ static int check_plan(kg_reduce_op op, const kg_tensor *in, unsigned mask, const
                       kg_red_class *cls)
 {
     kg_red_plan p;
-    memset(&p, 0, sizeof p);
     const int ok = check_plan_p(op, in, mask, t, why, wl, &p);
     *cls = p.cls;
     return ok;
