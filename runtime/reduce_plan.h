@@ -271,6 +271,10 @@ typedef struct kg_red_tuning {
     int trans_min_util;     /* trans_run's and trans_ko2's plans only where their 32 x 32 tiles hold at least this
                                many percent outputs (ki / 32 ceil(ki / 32) x ko / 32 ceil(ko / 32)); 0: any.
                                Default 70 since session 38 */
+    int rows_block_min;     /* ROWS: a block of KG_RED_THREADS lanes a row (splits where the row is long) only where
+                               a row holds more than this many 16-byte vectors and its rows would not fill half the
+                               resident lanes at lanes_for's group; else that group (at most a warp). Default 1024
+                               since session 42 (before: 256, 32 lanes x 8 loads) */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;
