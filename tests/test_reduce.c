@@ -106,6 +106,9 @@ static const rcase cases[] = {
     {"expanded (64,100) all", 2, {64, 100}, 0, {0}, 0, EXPANDED},
     {"misaligned (1001,) all", 1, {1001}, 0, {0}, 0, MISALIGNED},
     {"misaligned (40,24) 0", 2, {40, 24}, 1, {0}, 0, MISALIGNED},
+    /* ROWS a block a row, a few vectors a lane and their last ones loaded
+       together (rows of 7161 elements, each start off the 16-byte grid) */
+    {"(21,7,1023) (1,2) block rows of few vectors a lane", 3, {21, 7, 1023}, 2, {1, 2}, 0, DENSE},
     /* tiles whose first or last 16 bytes reach past the input (its ends off a
        16-byte boundary): loaded element by element there (memcheck, W0) */
     {"(1023,3) 1 tiles, the end off 16 bytes", 2, {1023, 3}, 1, {1}, 0, DENSE},

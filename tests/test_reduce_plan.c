@@ -4464,3 +4464,62 @@ Test(plan, trans_run_and_ko2_default_path_cases)
                               "case %zu %s %s: %s", i, kg_dtype_name(dts[d]), kg_red_infos[op].name, why);
         }
 }
+
+/* rows_block_min (session 42): ROWS takes a block of KG_RED_THREADS lanes a
+   row only where a row holds more than rows_block_min 16-byte vectors (and
+   its rows would not fill half the resident lanes a warp each); at or below
+   it, a warp a row. Census #19450 [213,11,7,1023] axes (2,3) bf16 (2343
+   rows of 7161 elements, 895 vectors) went to a block a row of 3.5 vectors a
+   lane (54.8% of copy; a warp a row x1.84 in round s42r3). The plan checker
+   walks both plans over every element once. */
+Test(plan, rows_block_min_sets_where_rows_take_a_block)
+{
+    kg_red_tuning lo = kg_red_tuning_default, hi = kg_red_tuning_default;
+    cr_assert_eq(kg_red_tuning_default.rows_block_min, 1024, "the default since round s42r3");
+    kg_red_plan d;
+    const int64_t s0[] = {213, 11, 7, 1023};
+    kg_tensor c0 = fake(IN_AT, KG_BF16, 4, s0);
+    cr_assert_eq(plan_of(KG_RED_SUM, &c0, (int[]){2, 3}, 2, 0, &d), KG_OK);
+    cr_assert_eq(d.args.group, 32, "the default: #19450 a warp a row");
+    lo.rows_block_min = 256;
+    hi.rows_block_min = 1024;
+    const int64_t s[] = {213, 11, 7, 1023};
+    kg_tensor in = fake(IN_AT, KG_BF16, 4, s);
+    kg_red_plan p;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){2, 3}, 2, 0, &lo, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS);
+    cr_assert_eq(p.args.group, KG_RED_THREADS, "895 vectors > 256: a block a row");
+    cr_assert_eq(p.args.splits, 1, "7161 elements: under two chunks of 2048 vectors");
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){2, 3}, 2, 0, &hi, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_ROWS);
+    cr_assert_eq(p.args.group, 32, "895 vectors <= 1024: a warp a row");
+    cr_assert_eq(p.args.splits, 1);
+    cr_assert_eq(p.grid, (2343u + 7) / 8, "8 warps a block, a warp a row");
+    /* the bound is in vectors: f32 rows of 4096 vectors (16384 elements) */
+    const int64_t f[] = {1000, 16384};
+    kg_tensor g = fake(IN_AT, KG_F32, 2, f);
+    hi.rows_block_min = 4096;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &g, (int[]){1}, 1, 0, &hi, &p), KG_OK);
+    cr_assert_eq(p.args.group, 32, "4096 vectors, not more than 4096");
+    hi.rows_block_min = 4095;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &g, (int[]){1}, 1, 0, &hi, &p), KG_OK);
+    cr_assert_eq(p.args.group, KG_RED_THREADS, "4096 vectors, more than 4095");
+    /* many rows (half the resident lanes a warp each) keep warps at any bound */
+    const int64_t m[] = {8192, 4096};
+    kg_tensor r = fake(IN_AT, KG_F32, 2, m);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &r, (int[]){1}, 1, 0, &lo, &p), KG_OK);
+    cr_assert_eq(p.args.group, 32, "8192 rows fill the lanes a warp each");
+    /* each element once, each output once, for both plans and every op */
+    char why[256];
+    kg_red_class cls;
+    const kg_red_tuning *ts[] = {&lo, &hi};
+    for (int k = 0; k < 2; k++)
+        for (int op = 0; op < KG_RED_COUNT; op++) {
+            if (!((kg_red_infos[op].dtype_mask >> KG_BF16) & 1u) || !((kg_red_infos[op].dtype_mask >> KG_F32) & 1u))
+                continue;
+            cr_expect(check_plan((kg_reduce_op)op, &in, 0xc, ts[k], why, sizeof why, &cls), "op %d tuning %d: %s", op, k,
+                      why);
+            cr_expect(check_plan((kg_reduce_op)op, &g, 0x2, ts[k], why, sizeof why, &cls), "op %d tuning %d: %s", op, k,
+                      why);
+        }
+}
