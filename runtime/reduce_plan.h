@@ -273,8 +273,8 @@ typedef struct kg_red_tuning {
                                Default 70 since session 38 */
     int rows_block_min;     /* ROWS: a block of KG_RED_THREADS lanes a row (splits where the row is long) only where
                                a row holds more than this many 16-byte vectors and its rows would not fill half the
-                               resident lanes at lanes_for's group; else that group (at most a warp). Default 2048
-                               since session 42 (before: 256, 32 lanes x 8 loads) */
+                               resident lanes at lanes_for's group; else that group (at most a warp). 0: 256, the
+                               rule before session 42 (32 lanes x 8 loads). Default 2048 since session 42 */
 } kg_red_tuning;
 
 /* kg_red_args.vec of a NEST plan over covering vectors (nest_cover;

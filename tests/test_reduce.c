@@ -106,8 +106,9 @@ static const rcase cases[] = {
     {"expanded (64,100) all", 2, {64, 100}, 0, {0}, 0, EXPANDED},
     {"misaligned (1001,) all", 1, {1001}, 0, {0}, 0, MISALIGNED},
     {"misaligned (40,24) 0", 2, {40, 24}, 1, {0}, 0, MISALIGNED},
-    /* ROWS a block a row, a few vectors a lane and their last ones loaded
-       together (rows of 7161 elements, each start off the 16-byte grid) */
+    /* ROWS rows of 7161 elements, each start off the 16-byte grid: a warp a
+       row by default (rows_block_min), a block a row of 3.5 vectors a lane
+       under KG_RED_TUNE=rows_block_min=256 */
     {"(21,7,1023) (1,2) block rows of few vectors a lane", 3, {21, 7, 1023}, 2, {1, 2}, 0, DENSE},
     /* tiles whose first or last 16 bytes reach past the input (its ends off a
        16-byte boundary): loaded element by element there (memcheck, W0) */

@@ -4471,22 +4471,19 @@ Test(plan, trans_run_and_ko2_default_path_cases)
    it, a warp a row. Census #19450 [213,11,7,1023] axes (2,3) bf16 (2343
    rows of 7161 elements, 895 vectors) went to a block a row of 3.5 vectors a
    lane (54.8% of copy; a warp a row x1.84 in round s42r3; the default
-   2048 since round s42r4). The plan checker
-   walks both plans over every element once. */
+   2048 since round s42r4). The plan checker walks both plans over every
+   element once. */
 Test(plan, rows_block_min_sets_where_rows_take_a_block)
 {
     kg_red_tuning lo = kg_red_tuning_default, hi = kg_red_tuning_default;
     cr_assert_eq(kg_red_tuning_default.rows_block_min, 2048, "the default since round s42r4");
-    kg_red_plan d;
-    const int64_t s0[] = {213, 11, 7, 1023};
-    kg_tensor c0 = fake(IN_AT, KG_BF16, 4, s0);
-    cr_assert_eq(plan_of(KG_RED_SUM, &c0, (int[]){2, 3}, 2, 0, &d), KG_OK);
-    cr_assert_eq(d.args.group, 32, "the default: #19450 a warp a row");
-    lo.rows_block_min = 256;
-    hi.rows_block_min = 1024;
     const int64_t s[] = {213, 11, 7, 1023};
     kg_tensor in = fake(IN_AT, KG_BF16, 4, s);
     kg_red_plan p;
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){2, 3}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.args.group, 32, "the default: #19450 a warp a row");
+    lo.rows_block_min = 256;
+    hi.rows_block_min = 1024;
     cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){2, 3}, 2, 0, &lo, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_ROWS);
     cr_assert_eq(p.args.group, KG_RED_THREADS, "895 vectors > 256: a block a row");
