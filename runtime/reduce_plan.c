@@ -1693,7 +1693,8 @@ static int plan_tile(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
    thread takes one column of every P-th slab, P = threads / C). No splits:
    taken only where the tiles give each multiprocessor slab_min_units units,
    over elements of slab_es bytes (0: any) in slabs of at most slab_max_rows
-   rows.
+   rows, and never where an output reduces more than KG_RED_CHAIN_MAX
+   elements (a thread sums them in one chain).
    Returns 0 (and plans nothing) elsewhere. */
 static int plan_slab(kg_red_plan *plan, const dim *K, int nk, const dim *D, int nr, int64_t red, int64_t n_out,
                      size_t es, int indexed, int64_t sm, const kg_red_tuning *T, shape_of_work *w)
@@ -1711,7 +1712,8 @@ static int plan_slab(kg_red_plan *plan, const dim *K, int nk, const dim *D, int 
     const int64_t bytes = T->slab_bytes > 0 && T->slab_bytes < KG_RED_SLAB_BYTES ? T->slab_bytes : KG_RED_SLAB_BYTES;
     const int64_t R = D[0].size, E = bytes / (int64_t)es;
     if (D[0].in != C || K[a].in != smul(C, R) || C > T->slab_max_cols || C > KG_RED_THREADS || R < 2 ||
-        R > T->slab_max_rows || C * R > E || (T->slab_max_walk > 0 && red / R > T->slab_max_walk))
+        R > T->slab_max_rows || C * R > E || (T->slab_max_walk > 0 && red / R > T->slab_max_walk) ||
+        red > KG_RED_CHAIN_MAX)
         return 0;
     int64_t S = E / (C * R);
     if (S > KG_RED_THREADS / C * KG_RED_SLAB_OUTS)
@@ -1748,7 +1750,8 @@ static int plan_slab(kg_red_plan *plan, const dim *K, int nk, const dim *D, int 
    outer positions. Taken where both sides hold at least trans_min_side
    outputs, the tiles of 32 x 32 outputs give each multiprocessor
    trans_min_units units and an output reduces at most trans_max_red
-   elements. Two extensions (session 38; defaults since its round s38r2,
+   elements (never more than KG_RED_CHAIN_MAX: a thread sums them in one
+   chain). Two extensions (session 38; defaults since its round s38r2,
    with trans_min_util 70: only where a 32 x 32 tile holds 70% outputs):
    - trans_run: K[0] need not be the input's innermost dim: a reduced run
      D[0] of L <= trans_run contiguous elements may lie under it (K[0]'s
@@ -1769,7 +1772,7 @@ static int plan_trans(kg_red_plan *plan, const dim *K, int nk, const dim *D, int
 {
     kg_red_args *A = &plan->args;
     if (!T->trans || indexed || es > 4 || nk < 2 || nr < 1 || nr > KG_RED_WALK_DIMS || K[0].out <= 0 ||
-        red > T->trans_max_red)
+        red > T->trans_max_red || red > KG_RED_CHAIN_MAX)
         return 0;
     int64_t L = 1; /* the reduced run under K[0] (trans_run) */
     if (K[0].in != 1) {

@@ -13,6 +13,15 @@
 
 /* Bytes of split partial results a plan may use after the counters. */
 #define KG_RED_PARTIAL_BYTES ((size_t)4 << 20)
+/* The most elements an output may reduce in a class whose thread sums all of
+   them into one accumulator, in order (SLAB, TRANS: no tree, no splits),
+   whatever the tuning. A sequential f32 sum of n terms of one sign has a
+   relative error of about eps sqrt(n) / 6 (one standard deviation), so
+   tests/TESTING.md's 16 eps of the float64 reference holds with room at 1024
+   (5.3 eps; the default SLAB plans reach it: 8 rows x 128 walk positions),
+   and not at 11,730 (18 eps: the forced SLAB plan of norm f32 (7,255,6,2,23,2)
+   axes (1,3,4) was off by 2.5e-6 against a 1.9e-6 bound, session 42). */
+#define KG_RED_CHAIN_MAX 1024
 
 typedef struct kg_red_plan {
     kg_red_class cls;

@@ -1004,6 +1004,8 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
             p->partial_bytes || A->group != 0 || A->red > KG_RED_TRANSV_POS || A->chunk != 0 || A->run < 0 ||
             A->units != A->n_out * A->tiles * tko || (TKI + 7 + 7) / 8 > 32)
             fail(c, "transv geometry out of bounds");
+        if (A->red > KG_RED_CHAIN_MAX)
+            fail(c, "transv chain longer than KG_RED_CHAIN_MAX");
         transv_replay_alignment(c, A);
         trans_tiles_visit(c, A, TKI, TKO, nko, tko, 1);
         return;
@@ -1018,6 +1020,8 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
             A->units != A->n_out * A->tiles * tko || A->cw < 0 || A->vstore < 0 ||
             (A->vstore > 0 && nko % A->vstore) || (A->cw > 1 && A->red % A->cw))
             fail(c, "trans geometry out of bounds");
+        if (A->red > KG_RED_CHAIN_MAX)
+            fail(c, "trans chain longer than KG_RED_CHAIN_MAX");
         trans_tiles_visit(c, A, TT, TT, nko, tko, 0);
         return;
     }
@@ -1032,6 +1036,8 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
             A->outer.in[0] != R * C || A->rdims.n < 1 || A->rdims.in[0] != 1 || A->tiles * S < A->inner ||
             A->n_out % A->inner || A->units != A->n_out / A->inner * A->tiles)
             fail(c, "slab geometry out of bounds");
+        if (A->red > KG_RED_CHAIN_MAX)
+            fail(c, "slab chain longer than KG_RED_CHAIN_MAX");
         int64_t cols = 1; /* the column dims: input strides chained from 1 */
         for (int d = 0; d < A->rdims.n; d++) {
             if (A->rdims.in[d] != cols)
@@ -3210,6 +3216,42 @@ Test(plan, column_splits_fill_a_wave_of_resident_blocks)
     cr_assert_eq(kg_red_tuning_parse("cols_split_fill=2,cols_split_few=8", &t), 0);
     cr_assert_eq(t.cols_split_fill, 2);
     cr_assert_eq(t.cols_split_few, 8);
+}
+
+/* SLAB and TRANS sum an output's elements in one chain: neither plans more
+   than KG_RED_CHAIN_MAX of them, even under the force hooks that lift their
+   other bounds (session 42: the forced SLAB plan of norm f32 (7,255,6,2,23,2)
+   axes (1,3,4), 11,730 elements in one chain, missed TESTING.md's 16 eps by
+   its data); at the bound they still plan. */
+Test(plan, slab_and_trans_chains_stay_within_the_accuracy_bound)
+{
+    kg_red_plan p;
+    kg_red_tuning slab = kg_red_force_slab(), trans = kg_red_force_trans();
+    /* session 42's case: 255 x 2 x 23 = 11,730 elements an output */
+    kg_tensor a = fake(IN_AT, KG_F32, 6, (int64_t[]){7, 255, 6, 2, 23, 2});
+    for (int op = 0; op < 2; op++) {
+        const kg_reduce_op o = op ? KG_RED_NORM : KG_RED_SUM;
+        cr_assert_eq(plan_tuned(o, &a, (int[]){1, 3, 4}, 3, 0, &slab, &p), KG_OK);
+        cr_assert_neq(p.cls, KG_RED_SLAB);
+        /* 255 x 2 x 2 = 1020: SLAB */
+        kg_tensor b = fake(IN_AT, KG_F32, 6, (int64_t[]){7, 255, 6, 2, 2, 2});
+        cr_assert_eq(plan_tuned(o, &b, (int[]){1, 3, 4}, 3, 0, &slab, &p), KG_OK);
+        cr_assert_eq(p.cls, KG_RED_SLAB);
+        cr_assert_eq(p.args.red, 1020);
+    }
+    /* slabs of 8 rows: 8 x 128 walk positions at the bound (SLAB), x 129 past it */
+    kg_tensor c = fake(IN_AT, KG_F32, 4, (int64_t[]){128, 512, 8, 40});
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &c, (int[]){0, 2}, 2, 0, &slab, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_SLAB);
+    cr_assert_eq(p.args.red, KG_RED_CHAIN_MAX);
+    c.shape[0] = 129;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &c, (int[]){0, 2}, 2, 0, &slab, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_SLAB);
+    /* TRANS: #77's layout (bf16 [33,1695,5,96,5] in memory order (4,2,3,1,0), axis 4: outputs scattered in the
+       input's order) within the bound; the plan checker asserts the bound on every TRANS plan of the sweeps */
+    kg_tensor s = permuted(KG_BF16, 5, (int64_t[]){33, 1695, 5, 96, 5}, (int[]){4, 2, 3, 1, 0}, 0, IN_AT);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &s, (int[]){4}, 1, 0, &trans, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_TRANS);
 }
 
 /* SLAB and TRANS by default where they measured faster than the plans they
