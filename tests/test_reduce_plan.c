@@ -991,6 +991,9 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
         }
         return;
     }
+    /* SLAB, TRANS (and TRANSV): a thread sums an output's elements in one chain */
+    if ((p->cls == KG_RED_TRANS || p->cls == KG_RED_SLAB) && A->red > KG_RED_CHAIN_MAX)
+        fail(c, "slab / trans chain longer than KG_RED_CHAIN_MAX");
     if (p->cls == KG_RED_TRANS && A->vec == 1) {
         /* reduce_transv.cuh (trans_vec): tiles of TKI ki (31 vectors of 8
            2-byte elements, each row's read as the at most 32 aligned vectors
@@ -1004,8 +1007,6 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
             p->partial_bytes || A->group != 0 || A->red > KG_RED_TRANSV_POS || A->chunk != 0 || A->run < 0 ||
             A->units != A->n_out * A->tiles * tko || (TKI + 7 + 7) / 8 > 32)
             fail(c, "transv geometry out of bounds");
-        if (A->red > KG_RED_CHAIN_MAX)
-            fail(c, "transv chain longer than KG_RED_CHAIN_MAX");
         transv_replay_alignment(c, A);
         trans_tiles_visit(c, A, TKI, TKO, nko, tko, 1);
         return;
@@ -1020,8 +1021,6 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
             A->units != A->n_out * A->tiles * tko || A->cw < 0 || A->vstore < 0 ||
             (A->vstore > 0 && nko % A->vstore) || (A->cw > 1 && A->red % A->cw))
             fail(c, "trans geometry out of bounds");
-        if (A->red > KG_RED_CHAIN_MAX)
-            fail(c, "trans chain longer than KG_RED_CHAIN_MAX");
         trans_tiles_visit(c, A, TT, TT, nko, tko, 0);
         return;
     }
@@ -1036,8 +1035,6 @@ static void simulate(const kg_red_plan *p, pcheck *c, size_t es)
             A->outer.in[0] != R * C || A->rdims.n < 1 || A->rdims.in[0] != 1 || A->tiles * S < A->inner ||
             A->n_out % A->inner || A->units != A->n_out / A->inner * A->tiles)
             fail(c, "slab geometry out of bounds");
-        if (A->red > KG_RED_CHAIN_MAX)
-            fail(c, "slab chain longer than KG_RED_CHAIN_MAX");
         int64_t cols = 1; /* the column dims: input strides chained from 1 */
         for (int d = 0; d < A->rdims.n; d++) {
             if (A->rdims.in[d] != cols)
@@ -3229,12 +3226,12 @@ Test(plan, slab_and_trans_chains_stay_within_the_accuracy_bound)
     kg_red_tuning slab = kg_red_force_slab(), trans = kg_red_force_trans();
     /* session 42's case: 255 x 2 x 23 = 11,730 elements an output */
     kg_tensor a = fake(IN_AT, KG_F32, 6, (int64_t[]){7, 255, 6, 2, 23, 2});
+    /* 255 x 2 x 2 = 1020: SLAB */
+    kg_tensor b = fake(IN_AT, KG_F32, 6, (int64_t[]){7, 255, 6, 2, 2, 2});
     for (int op = 0; op < 2; op++) {
         const kg_reduce_op o = op ? KG_RED_NORM : KG_RED_SUM;
         cr_assert_eq(plan_tuned(o, &a, (int[]){1, 3, 4}, 3, 0, &slab, &p), KG_OK);
         cr_assert_neq(p.cls, KG_RED_SLAB);
-        /* 255 x 2 x 2 = 1020: SLAB */
-        kg_tensor b = fake(IN_AT, KG_F32, 6, (int64_t[]){7, 255, 6, 2, 2, 2});
         cr_assert_eq(plan_tuned(o, &b, (int[]){1, 3, 4}, 3, 0, &slab, &p), KG_OK);
         cr_assert_eq(p.cls, KG_RED_SLAB);
         cr_assert_eq(p.args.red, 1020);
