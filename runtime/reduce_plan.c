@@ -497,7 +497,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(seg_rows), F(run_tiles_cap), F(run_tiles_cap_units), F(rows_stripes),
                   F(cols_strided_occ), F(trans_vec), F(trans_vec_f16), F(flatw_ragged),
                   F(flatw_ragged_v), F(flatw_ragged_min), F(flatw_ragged_late), F(flatw_ragged_2), F(trans_first),
-                  F(slab_max_walk), F(trans_run), F(trans_ko2), F(trans_min_util), F(rows_block_min)};
+                  F(slab_max_walk), F(trans_run), F(trans_ko2), F(trans_min_util), F(rows_block_min),
+                  F(flat_max_cw)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -988,7 +989,7 @@ static int plan_flat(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, co
         K[0].size > KG_RED_FLAT_COLS || red < 2)
         return 0;
     const int64_t cols = K[0].size, V = 16 / (int64_t)es, G = cols / gcd64(cols, V), outer = n_out / cols;
-    if (G > KG_RED_THREADS || smul(red, cols) < T->flat_min_outer)
+    if (G > KG_RED_THREADS || (T->flat_max_cw > 0 && G > T->flat_max_cw) || smul(red, cols) < T->flat_min_outer)
         return 0;
     /* the splits */
     int64_t s = cdiv(smul(sm, T->flat_units_per_sm > 0 ? T->flat_units_per_sm : 1), outer);

@@ -4560,3 +4560,32 @@ Test(plan, rows_block_min_sets_where_rows_take_a_block)
                       why);
         }
 }
+
+/* flat_max_cw (session 44): FLAT's block-wide form only where the kept
+   columns repeat within at most flat_max_cw 16-byte vectors (args.cw, cols /
+   gcd(cols, V)); FLATW already stops at 32. Census #1925
+   [128,128,7,4,37,2] axis 2 bf16: 296 kept columns, a period of 37 vectors,
+   FLAT at 113.2 us against NEST's 73.3 (H100, round s43r1, flat 0). */
+Test(plan, flat_max_cw_bounds_flat_periods)
+{
+    kg_red_tuning lo = kg_red_tuning_default, at = kg_red_tuning_default;
+    const int64_t s[] = {128, 128, 7, 4, 37, 2};
+    kg_tensor in = fake(IN_AT, KG_BF16, 6, s);
+    kg_red_plan p;
+    lo.flat_max_cw = 36;
+    at.flat_max_cw = 37;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){2}, 1, 0, &at, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_FLAT, "a period of 37 vectors, within 37");
+    cr_assert_eq(p.args.cw, 37);
+    cr_assert_eq(p.args.group, 0, "the block-wide form, not FLATW");
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){2}, 1, 0, &lo, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_FLAT, "a period of 37 vectors, past 36");
+    char why[256];
+    kg_red_class cls;
+    const kg_red_tuning *ts[] = {&lo, &at};
+    for (int k = 0; k < 2; k++)
+        for (int op = 0; op < KG_RED_COUNT; op++)
+            if ((kg_red_infos[op].dtype_mask >> KG_BF16) & 1u)
+                cr_expect(check_plan((kg_reduce_op)op, &in, 1u << 2, ts[k], why, sizeof why, &cls),
+                          "op %d tuning %d: %s", op, k, why);
+}
