@@ -498,7 +498,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(cols_strided_occ), F(trans_vec), F(trans_vec_f16), F(flatw_ragged),
                   F(flatw_ragged_v), F(flatw_ragged_min), F(flatw_ragged_late), F(flatw_ragged_2), F(trans_first),
                   F(slab_max_walk), F(trans_run), F(trans_ko2), F(trans_min_util), F(rows_block_min),
-                  F(flat_max_cw)};
+                  F(flat_max_cw), F(slab_min_tile)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -1695,7 +1695,8 @@ static int plan_tile(kg_red_plan *plan, const kg_tensor *in, const dim *K, int n
    taken only where the tiles give each multiprocessor slab_min_units units,
    over elements of slab_es bytes (0: any) in slabs of at most slab_max_rows
    rows, and never where an output reduces more than KG_RED_CHAIN_MAX
-   elements (a thread sums them in one chain).
+   elements (a thread sums them in one chain); with slab_min_tile, only
+   where a tile holds at least that many elements.
    Returns 0 (and plans nothing) elsewhere. */
 static int plan_slab(kg_red_plan *plan, const dim *K, int nk, const dim *D, int nr, int64_t red, int64_t n_out,
                      size_t es, int indexed, int64_t sm, const kg_red_tuning *T, shape_of_work *w)
@@ -1721,6 +1722,8 @@ static int plan_slab(kg_red_plan *plan, const dim *K, int nk, const dim *D, int 
         S = KG_RED_THREADS / C * KG_RED_SLAB_OUTS;
     if (S > K[a].size)
         S = K[a].size;
+    if (T->slab_min_tile > 0 && smul(smul(S, C), R) < T->slab_min_tile)
+        return 0;
     const int64_t outer = n_out / C, tiles = cdiv(K[a].size, S), groups = smul(outer / K[a].size, tiles);
     if (groups < smul(sm, T->slab_min_units))
         return 0;

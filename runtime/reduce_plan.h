@@ -284,6 +284,8 @@ typedef struct kg_red_tuning {
                                a row holds more than this many 16-byte vectors and its rows would not fill half the
                                resident lanes at lanes_for's group; else that group (at most a warp). 0: 256, the
                                rule before session 42 (32 lanes x 8 loads). Default 2048 since session 42 */
+    int slab_min_tile;      /* SLAB only where a tile holds at least this many elements (slabs x columns x rows);
+                               0: any, as before session 44 */
     int flat_max_cw;        /* FLAT (its block-wide form) only where the kept columns repeat in at most this many
                                16-byte vectors (args.cw); 0: up to KG_RED_THREADS, as before session 44 */
 } kg_red_tuning;

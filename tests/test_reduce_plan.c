@@ -4589,3 +4589,33 @@ Test(plan, flat_max_cw_bounds_flat_periods)
                 cr_expect(check_plan((kg_reduce_op)op, &in, 1u << 2, ts[k], why, sizeof why, &cls),
                           "op %d tuning %d: %s", op, k, why);
 }
+
+/* slab_min_tile (session 44): SLAB only where a tile holds at least
+   slab_min_tile elements (its slabs x columns x rows). Draw #1422
+   [100,2048,11,2,2,2] axes (2,4) bf16 is SLAB by default over tiles of 2
+   slabs of 2 columns x 2 rows: 8 elements a block's unit. */
+Test(plan, slab_min_tile_bounds_slab_tiles)
+{
+    kg_red_tuning at = kg_red_tuning_default, past = kg_red_tuning_default;
+    cr_assert_eq(kg_red_tuning_default.slab_min_tile, 0, "off by default");
+    const int64_t s[] = {100, 2048, 11, 2, 2, 2};
+    kg_tensor in = fake(IN_AT, KG_BF16, 6, s);
+    kg_red_plan p;
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){2, 4}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_SLAB);
+    cr_assert_eq(p.args.cw * p.args.run * p.args.tile_rows, 8, "2 columns x 2 rows x 2 slabs");
+    at.slab_min_tile = 8;
+    past.slab_min_tile = 9;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){2, 4}, 2, 0, &at, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_SLAB, "8 elements a tile, at least 8");
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){2, 4}, 2, 0, &past, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_SLAB, "8 elements a tile, under 9");
+    char why[256];
+    kg_red_class cls;
+    const kg_red_tuning *ts[] = {&at, &past};
+    for (int k = 0; k < 2; k++)
+        for (int op = 0; op < KG_RED_COUNT; op++)
+            if ((kg_red_infos[op].dtype_mask >> KG_BF16) & 1u)
+                cr_expect(check_plan((kg_reduce_op)op, &in, (1u << 2) | (1u << 4), ts[k], why, sizeof why, &cls),
+                          "op %d tuning %d: %s", op, k, why);
+}
