@@ -1705,16 +1705,19 @@ static int plan_rule_case(const rule_case *c, kg_tensor *in, int *axes, kg_red_p
     return n;
 }
 
-/* check_plan of every op that takes in's dtype under the default tuning. */
-static void check_every_op(const kg_tensor *in, unsigned mask, size_t at)
+/* check_plan of every op that takes in's dtype under tuning t (NULL: the
+   default); `at` names the case (or the tuning) in a failure. */
+static void check_every_op_tuned(const kg_tensor *in, unsigned mask, const kg_red_tuning *t, size_t at)
 {
     char why[256];
     kg_red_class cls;
     for (int op = 0; op < KG_RED_COUNT; op++)
         if ((kg_red_infos[op].dtype_mask >> in->dtype) & 1u)
-            cr_expect(check_plan((kg_reduce_op)op, in, mask, NULL, why, sizeof why, &cls), "case %zu %s: %s", at,
+            cr_expect(check_plan((kg_reduce_op)op, in, mask, t, why, sizeof why, &cls), "case %zu %s: %s", at,
                       kg_red_infos[op].name, why);
 }
+
+static void check_every_op(const kg_tensor *in, unsigned mask, size_t at) { check_every_op_tuned(in, mask, NULL, at); }
 
 /* flatw_kept: dense rows of 8, 16 or 32 vectors whose kept dim of 2 or 4
    lies innermost under the reduced run go to FLATW's packed rows
@@ -4580,14 +4583,8 @@ Test(plan, flat_max_cw_bounds_flat_periods)
     cr_assert_eq(p.args.group, 0, "the block-wide form, not FLATW");
     cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){2}, 1, 0, &lo, &p), KG_OK);
     cr_assert_neq(p.cls, KG_RED_FLAT, "a period of 37 vectors, past 36");
-    char why[256];
-    kg_red_class cls;
-    const kg_red_tuning *ts[] = {&lo, &at};
-    for (int k = 0; k < 2; k++)
-        for (int op = 0; op < KG_RED_COUNT; op++)
-            if ((kg_red_infos[op].dtype_mask >> KG_BF16) & 1u)
-                cr_expect(check_plan((kg_reduce_op)op, &in, 1u << 2, ts[k], why, sizeof why, &cls),
-                          "op %d tuning %d: %s", op, k, why);
+    check_every_op_tuned(&in, 1u << 2, &lo, 0);
+    check_every_op_tuned(&in, 1u << 2, &at, 1);
 }
 
 /* slab_min_tile (session 44): SLAB only where a tile holds at least
@@ -4610,12 +4607,6 @@ Test(plan, slab_min_tile_bounds_slab_tiles)
     cr_assert_eq(p.cls, KG_RED_SLAB, "8 elements a tile, at least 8");
     cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){2, 4}, 2, 0, &past, &p), KG_OK);
     cr_assert_neq(p.cls, KG_RED_SLAB, "8 elements a tile, under 9");
-    char why[256];
-    kg_red_class cls;
-    const kg_red_tuning *ts[] = {&at, &past};
-    for (int k = 0; k < 2; k++)
-        for (int op = 0; op < KG_RED_COUNT; op++)
-            if ((kg_red_infos[op].dtype_mask >> KG_BF16) & 1u)
-                cr_expect(check_plan((kg_reduce_op)op, &in, (1u << 2) | (1u << 4), ts[k], why, sizeof why, &cls),
-                          "op %d tuning %d: %s", op, k, why);
+    check_every_op_tuned(&in, (1u << 2) | (1u << 4), &at, 0);
+    check_every_op_tuned(&in, (1u << 2) | (1u << 4), &past, 1);
 }
