@@ -498,7 +498,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(cols_strided_occ), F(trans_vec), F(trans_vec_f16), F(flatw_ragged),
                   F(flatw_ragged_v), F(flatw_ragged_min), F(flatw_ragged_late), F(flatw_ragged_2), F(trans_first),
                   F(slab_max_walk), F(trans_run), F(trans_ko2), F(trans_min_util), F(rows_block_min),
-                  F(flat_max_cw), F(slab_min_tile)};
+                  F(flat_max_cw), F(slab_min_tile), F(slab_late_rows)};
 #undef F
     /* clang-format on */
     const char *p = text;
@@ -2411,6 +2411,23 @@ static kg_status plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor *o
         const shape_of_work wkeep = w;
         plan_restart(plan, &keep, n_out, red, &w);
         if (!plan_flatw(plan, info, in, K, nk, D, nr, red, n_out, es, sm, T, 1, &w) || A->vec == 0) {
+            *plan = keep;
+            w = wkeep;
+        }
+    }
+    /* slab_late_rows: a NEST plan planned again as SLAB over slabs of up to
+       slab_late_rows rows where that applies (else kept as it was). Round
+       c1 of session 44 (slab_max_rows 20 in the chain): SLAB won x1.10-2.20
+       over half of 40 draws where it replaced NEST and lost x0.61-0.81
+       where it replaced TRANS or COLS (and up to x0.025 over tiny tiles:
+       slab_min_tile) */
+    if (T->slab_late_rows > T->slab_max_rows && plan->cls == KG_RED_NEST) {
+        const kg_red_plan keep = *plan;
+        const shape_of_work wkeep = w;
+        kg_red_tuning t2 = *T;
+        t2.slab_max_rows = T->slab_late_rows;
+        plan_restart(plan, &keep, n_out, red, &w);
+        if (!plan_slab(plan, K, nk, D, nr, red, n_out, es, info->indexed, sm, &t2, &w)) {
             *plan = keep;
             w = wkeep;
         }

@@ -4610,3 +4610,47 @@ Test(plan, slab_min_tile_bounds_slab_tiles)
     check_every_op_tuned(&in, (1u << 2) | (1u << 4), &at, 0);
     check_every_op_tuned(&in, (1u << 2) | (1u << 4), &past, 1);
 }
+
+/* slab_late_rows (session 44, off by default): a NEST plan planned again as
+   SLAB over slabs of up to slab_late_rows rows; other classes keep their
+   plans. Draw #8304 [13,31,255,16,83] axes (0,3) bf16 is NEST (slabs of 16
+   rows, past slab_max_rows 8); #5797 [11,13,63,7450]p axis 1 is TRANS and
+   stays TRANS, where slab_max_rows 20 makes it SLAB. */
+Test(plan, slab_late_rows_replaces_only_nest)
+{
+    kg_red_tuning late = kg_red_tuning_default, wide = kg_red_tuning_default, lo = kg_red_tuning_default;
+    cr_assert_eq(kg_red_tuning_default.slab_late_rows, 0, "off by default");
+    late.slab_late_rows = 20;
+    lo.slab_late_rows = 15;
+    wide.slab_max_rows = 20;
+    const int64_t s[] = {13, 31, 255, 16, 83};
+    kg_tensor in = fake(IN_AT, KG_BF16, 5, s);
+    kg_red_plan p;
+    cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){0, 3}, 2, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0, 3}, 2, 0, &late, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_SLAB, "NEST, slabs of 16 rows within 20");
+    cr_assert_eq(p.args.run, 16);
+    cr_assert_eq(p.args.cw, 83);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){0, 3}, 2, 0, &lo, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_NEST, "slabs of 16 rows, past 15");
+    /* #5797: the input [11,13,63,7450] permuted so that 63 is innermost,
+       then 13 (reduced), then 7450, then 11 */
+    const int64_t t[] = {11, 13, 63, 7450};
+    kg_tensor tr = fake(IN_AT, KG_BF16, 4, t);
+    tr.strides[2] = 1;
+    tr.strides[1] = 63;
+    tr.strides[3] = 63 * 13;
+    tr.strides[0] = 63 * 13 * 7450;
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &tr, (int[]){1}, 1, 0, &late, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_TRANS, "TRANS keeps its plan");
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &tr, (int[]){1}, 1, 0, &wide, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_SLAB, "slab_max_rows 20 in the chain takes it ahead of TRANS");
+    char why[256];
+    kg_red_class cls;
+    for (int op = 0; op < KG_RED_COUNT; op++)
+        if ((kg_red_infos[op].dtype_mask >> KG_BF16) & 1u) {
+            cr_expect(check_plan((kg_reduce_op)op, &in, 0x9, &late, why, sizeof why, &cls), "op %d: %s", op, why);
+            cr_expect(check_plan((kg_reduce_op)op, &tr, 0x2, &late, why, sizeof why, &cls), "op %d: %s", op, why);
+        }
+}
