@@ -4646,11 +4646,6 @@ Test(plan, slab_late_rows_replaces_only_nest)
     cr_assert_eq(p.cls, KG_RED_TRANS, "TRANS keeps its plan");
     cr_assert_eq(plan_tuned(KG_RED_SUM, &tr, (int[]){1}, 1, 0, &wide, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_SLAB, "slab_max_rows 20 in the chain takes it ahead of TRANS");
-    char why[256];
-    kg_red_class cls;
-    for (int op = 0; op < KG_RED_COUNT; op++)
-        if ((kg_red_infos[op].dtype_mask >> KG_BF16) & 1u) {
-            cr_expect(check_plan((kg_reduce_op)op, &in, 0x9, &late, why, sizeof why, &cls), "op %d: %s", op, why);
-            cr_expect(check_plan((kg_reduce_op)op, &tr, 0x2, &late, why, sizeof why, &cls), "op %d: %s", op, why);
-        }
+    check_every_op_tuned(&in, 0x9, &late, 0);
+    check_every_op_tuned(&tr, 0x2, &late, 1);
 }
