@@ -428,6 +428,12 @@ const kg_red_tuning kg_red_tuning_default = {
        2048 over 1024 x1.219 (100 rows, min x0.963) */
     .rows_block_min = 2048,
     .slab_max_walk = 128,
+    /* SLAB only over tiles of at least 1024 elements: session 46's round
+       (H100) timed all 59 draws of the 100000-case sweep whose SLAB tiles
+       were smaller (0.2-30.8% of copy; a block's 256 lanes served as few as
+       8 elements a tile): geomean x8.11 over the plans that replace them,
+       min x0.679, 2 under x0.95, worst 0.2 -> 5.5% of copy */
+    .slab_min_tile = 1024,
     .cols_vstore = 1,
     .cols_pair = 1,
     .cols_pair_rows = 32,

@@ -11,7 +11,8 @@
 
 /* The default tuning without session 37's replacements of COLS plans
    (flatw_ragged's and trans_first's) and session 38's TRANS extensions and
-   SLAB bound (trans_run, trans_ko2, slab_max_walk), so that each hook below
+   SLAB bounds (trans_run, trans_ko2, slab_max_walk; session 46's
+   slab_min_tile), so that each hook below
    plans what it planned before them; the default path's tests cover those. */
 static inline kg_red_tuning kg_red_force_base(void)
 {
@@ -21,6 +22,7 @@ static inline kg_red_tuning kg_red_force_base(void)
     t.trans_run = 0;
     t.trans_ko2 = 0;
     t.slab_max_walk = 0;
+    t.slab_min_tile = 0;
     return t;
 }
 

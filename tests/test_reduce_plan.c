@@ -4587,18 +4587,22 @@ Test(plan, flat_max_cw_bounds_flat_periods)
     check_every_op_tuned(&in, 1u << 2, &at, 1);
 }
 
-/* slab_min_tile (session 44): SLAB only where a tile holds at least
-   slab_min_tile elements (its slabs x columns x rows). Draw #1422
-   [100,2048,11,2,2,2] axes (2,4) bf16 is SLAB by default over tiles of 2
-   slabs of 2 columns x 2 rows: 8 elements a block's unit. */
+/* slab_min_tile (session 44; 1024 by default since session 46): SLAB only
+   where a tile holds at least slab_min_tile elements (its slabs x columns x
+   rows). Draw #1422 [100,2048,11,2,2,2] axes (2,4) bf16 is SLAB without the
+   bound over tiles of 2 slabs of 2 columns x 2 rows: 8 elements a block's
+   unit. */
 Test(plan, slab_min_tile_bounds_slab_tiles)
 {
-    kg_red_tuning at = kg_red_tuning_default, past = kg_red_tuning_default;
-    cr_assert_eq(kg_red_tuning_default.slab_min_tile, 0, "off by default");
+    kg_red_tuning any = kg_red_tuning_default, at = kg_red_tuning_default, past = kg_red_tuning_default;
+    cr_assert_eq(kg_red_tuning_default.slab_min_tile, 1024, "1024 by default");
+    any.slab_min_tile = 0;
     const int64_t s[] = {100, 2048, 11, 2, 2, 2};
     kg_tensor in = fake(IN_AT, KG_BF16, 6, s);
     kg_red_plan p;
     cr_assert_eq(plan_of(KG_RED_SUM, &in, (int[]){2, 4}, 2, 0, &p), KG_OK);
+    cr_assert_neq(p.cls, KG_RED_SLAB, "8 elements a tile, under the default 1024");
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &in, (int[]){2, 4}, 2, 0, &any, &p), KG_OK);
     cr_assert_eq(p.cls, KG_RED_SLAB);
     cr_assert_eq(p.args.cw * p.args.run * p.args.tile_rows, 8, "2 columns x 2 rows x 2 slabs");
     at.slab_min_tile = 8;
