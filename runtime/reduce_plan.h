@@ -285,7 +285,7 @@ typedef struct kg_red_tuning {
                                resident lanes at lanes_for's group; else that group (at most a warp). 0: 256, the
                                rule before session 42 (32 lanes x 8 loads). Default 2048 since session 42 */
     int slab_min_tile;      /* SLAB only where a tile holds at least this many elements (slabs x columns x rows);
-                               0: any, as before session 44 */
+                               0: any, as before session 46. Default 1024 since session 46 */
     int slab_late_rows;     /* a NEST plan planned again as SLAB over slabs of up to this many rows (more than
                                slab_max_rows) where that applies, within slab_min_tile; 0: off (session 44) */
     int flat_max_cw;        /* FLAT (its block-wide form) only where the kept columns repeat in at most this many
