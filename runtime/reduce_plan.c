@@ -404,6 +404,7 @@ const kg_red_tuning kg_red_tuning_default = {
     .nest_cover_occ = 1,
     .cols_split_fill = 1,
     .cols_split_few = 16,
+    .cols_runs_fill_grid = 0,
     .flat_warp = 2,
     .flat_warp_min = 256,
     .flat_warp_max = 32768,
@@ -492,7 +493,7 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(narrow_occ), F(nest_cover), F(nest_cover_min),
                   F(nest_cover_rows), F(nest_cover_whole),
                   F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ),
-                  F(cols_split_fill), F(cols_split_few), F(flat_warp), F(flat_warp_min), F(flat_warp_max),
+                  F(cols_split_fill), F(cols_split_few), F(cols_runs_fill_grid), F(flat_warp), F(flat_warp_min), F(flat_warp_max),
                   F(flat_warp_units), F(flat_warp_run), F(flat_warp_occ), F(cols_runs_es),
                   F(slab), F(slab_max_cols),
                   F(slab_min_units), F(slab_bytes), F(slab_es), F(slab_max_rows),
@@ -2146,14 +2147,21 @@ static void plan_split(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, 
         if (cols && A->vec != KG_RED_CV_SCALAR && T->cols_split_units_per_sm_vec > 0 && s > 64)
             s = split(w->groups, red, sm * T->cols_split_units_per_sm_vec, w->min_chunk, w->align, &chunk);
         /* cols_split_fill: whole waves of the kernel's resident blocks */
-        const int fill = cols && T->cols_split_fill > 0 && T->splits <= 0;
+        int fill = cols && T->cols_split_fill > 0 && T->splits <= 0;
         if (fill) {
-            s = cols_fill(plan, info, dt, sm, w->groups, T);
+            int64_t f = cols_fill(plan, info, dt, sm, w->groups, T);
             /* the last block's combine reads splits / lanes-down partials
                per lane, two at a time: at most 8 such rounds */
             const int64_t ny = KG_RED_THREADS / (A->cw > 0 ? A->cw : 1);
-            if (s > 16 * ny)
-                s = 16 * ny;
+            if (f > 16 * ny)
+                f = 16 * ny;
+            /* cols_runs_fill_grid: tiles over column runs (wide tiles, few
+               lanes down) keep the split above where the fill would leave
+               fewer blocks than multiprocessors */
+            if (T->cols_runs_fill_grid > 0 && A->run > 1 && A->rdims.n > 0 && smul(w->groups, f) < sm)
+                fill = 0;
+            else
+                s = f;
         }
         if (T->splits > 0 || cols) {
             const int64_t most = cdiv(red, w->min_chunk) < MAX_SPLITS ? cdiv(red, w->min_chunk) : MAX_SPLITS;

@@ -127,6 +127,9 @@ typedef struct kg_red_tuning {
     int cols_split_few;  /* with cols_split_fill: split tiles of this many lanes across where the fill would cut
                             more than 8 x lanes-down splits at the tile width chosen before (few tiles over a
                             long reduction: more lanes down, more splits; 0: off) */
+    int cols_runs_fill_grid; /* 1: COLS plans over column runs (args.run > 1 over reduced rdims) split as with
+                                cols_split_fill 0 where the fill's splits would give fewer blocks than
+                                multiprocessors (a tile 256 lanes wide: 16 splits at most); 0: off */
     int flat_warp;       /* (with flat) FLAT with one warp per unit (kernel FLATW, args.group 32, no splits; 1: slabs of
                             rows x columns, 2: also of runs under the columns and blocks at a stride) where a period of
                             the columns fits a warp, an outer position holds flat_warp_min to flat_warp_max elements

@@ -4615,6 +4615,55 @@ Test(plan, slab_min_tile_bounds_slab_tiles)
     check_every_op_tuned(&in, (1u << 2) | (1u << 4), &past, 1);
 }
 
+/* cols_runs_fill_grid (session 46, off by default): COLS plans over column
+   runs split as with cols_split_fill 0 where the fill's splits would give
+   fewer blocks than multiprocessors. Draw #42800 [24,384,57,16,2] axes
+   (0,1,3) bf16 is COLS over runs of 16 in tiles 256 lanes wide: the fill
+   caps it at 16 splits, a grid of 16 blocks on 132 multiprocessors. #159
+   [127,255,6,2,23,2] axes (1,3,4) bf16 (runs of 46, a grid of 381) and
+   #39 [349526,384] axis 0 bf16 (no runs) keep their plans, where
+   cols_split_fill 0 changes both. */
+Test(plan, cols_runs_fill_grid_fills_only_small_run_grids)
+{
+    kg_red_tuning on = kg_red_tuning_default, nofill = kg_red_tuning_default;
+    cr_assert_eq(kg_red_tuning_default.cols_runs_fill_grid, 0, "off by default");
+    on.cols_runs_fill_grid = 1;
+    nofill.cols_split_fill = 0;
+    kg_red_plan p, q;
+    kg_tensor a = fake(IN_AT, KG_BF16, 5, (int64_t[]){24, 384, 57, 16, 2});
+    const int aa[] = {0, 1, 3};
+    cr_assert_eq(plan_of(KG_RED_SUM, &a, aa, 3, 0, &p), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.run, 16);
+    cr_assert_eq(p.args.splits, 16);
+    cr_assert_eq(p.grid, 16u);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, aa, 3, 0, &on, &p), KG_OK);
+    cr_assert_eq(plan_tuned(KG_RED_SUM, &a, aa, 3, 0, &nofill, &q), KG_OK);
+    cr_assert_eq(p.cls, KG_RED_COLS);
+    cr_assert_eq(p.args.run, 16);
+    cr_assert_geq(p.grid, 132u, "a grid of %u blocks", p.grid);
+    cr_assert_eq(p.args.splits, q.args.splits, "the split of cols_split_fill 0");
+    cr_assert_eq(p.grid, q.grid);
+    check_every_op_tuned(&a, 1u | (1u << 1) | (1u << 3), &on, 0);
+    /* #159: runs, a full grid; #39: no runs */
+    kg_tensor b = fake(IN_AT, KG_BF16, 6, (int64_t[]){127, 255, 6, 2, 23, 2});
+    kg_tensor c = fake(IN_AT, KG_BF16, 2, (int64_t[]){349526, 384});
+    const int ba[] = {1, 3, 4}, ca[] = {0};
+    for (int k = 0; k < 2; k++) {
+        const kg_tensor *t = k ? &c : &b;
+        const int *ax = k ? ca : ba, na = k ? 1 : 3;
+        kg_red_plan d;
+        cr_assert_eq(plan_of(KG_RED_SUM, t, ax, na, 0, &d), KG_OK);
+        cr_assert_eq(d.cls, KG_RED_COLS);
+        cr_assert_eq(d.args.run, k ? 1 : 46, "case %d", k);
+        cr_assert_eq(plan_tuned(KG_RED_SUM, t, ax, na, 0, &on, &p), KG_OK);
+        cr_assert_eq(plan_tuned(KG_RED_SUM, t, ax, na, 0, &nofill, &q), KG_OK);
+        cr_assert_eq(p.args.splits, d.args.splits, "case %d: the default's split", k);
+        cr_assert_eq(p.grid, d.grid, "case %d", k);
+        cr_assert_neq(q.args.splits, d.args.splits, "case %d: cols_split_fill 0 changes it", k);
+    }
+}
+
 /* slab_late_rows (session 44, off by default): a NEST plan planned again as
    SLAB over slabs of up to slab_late_rows rows; other classes keep their
    plans. Draw #8304 [13,31,255,16,83] axes (0,3) bf16 is NEST (slabs of 16
