@@ -2157,8 +2157,8 @@ static void plan_split(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, 
                 f = 16 * ny;
             /* cols_runs_fill_grid: tiles over column runs (wide tiles, few
                lanes down) keep the split above where the fill would leave
-               fewer blocks than multiprocessors */
-            if (T->cols_runs_fill_grid > 0 && A->run > 1 && A->rdims.n > 0 && smul(w->groups, f) < sm)
+               fewer blocks than multiprocessors (at least one split a tile) */
+            if (T->cols_runs_fill_grid > 0 && A->run > 1 && A->rdims.n > 0 && smul(w->groups, f > 1 ? f : 1) < sm)
                 fill = 0;
             else
                 s = f;

@@ -129,7 +129,10 @@ typedef struct kg_red_tuning {
                             long reduction: more lanes down, more splits; 0: off) */
     int cols_runs_fill_grid; /* 1: COLS plans over column runs (args.run > 1 over reduced rdims) split as with
                                 cols_split_fill 0 where the fill's splits would give fewer blocks than
-                                multiprocessors (a tile 256 lanes wide: 16 splits at most); 0: off */
+                                multiprocessors (a tile 256 lanes wide: 16 splits at most); 0: off. Session
+                                46 (H100, one process, best of 2): its plans on the 112 draws of 100,000 it
+                                changes x2.620 geomean over the default, but #50486 [2048,8,128,2,2,2] axes
+                                (0,2,3,4) i32 x0.769 (grid 128 -> 512), so off */
     int flat_warp;       /* (with flat) FLAT with one warp per unit (kernel FLATW, args.group 32, no splits; 1: slabs of
                             rows x columns, 2: also of runs under the columns and blocks at a stride) where a period of
                             the columns fits a warp, an outer position holds flat_warp_min to flat_warp_max elements
