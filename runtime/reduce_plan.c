@@ -493,8 +493,8 @@ int kg_red_tuning_parse(const char *text, kg_red_tuning *t)
                   F(narrow_occ), F(nest_cover), F(nest_cover_min),
                   F(nest_cover_rows), F(nest_cover_whole),
                   F(nest_cover_whole_bytes), F(nest_cover_whole_es), F(nest_cover_occ),
-                  F(cols_split_fill), F(cols_split_few), F(cols_runs_fill_grid), F(flat_warp), F(flat_warp_min), F(flat_warp_max),
-                  F(flat_warp_units), F(flat_warp_run), F(flat_warp_occ), F(cols_runs_es),
+                  F(cols_split_fill), F(cols_split_few), F(cols_runs_fill_grid), F(flat_warp), F(flat_warp_min),
+                  F(flat_warp_max), F(flat_warp_units), F(flat_warp_run), F(flat_warp_occ), F(cols_runs_es),
                   F(slab), F(slab_max_cols),
                   F(slab_min_units), F(slab_bytes), F(slab_es), F(slab_max_rows),
                   F(trans), F(trans_min_units), F(trans_min_side), F(trans_max_red), F(cols_vstore), F(cols_pair),
@@ -2076,6 +2076,10 @@ static int64_t cols_resident(const kg_red_plan *plan, const kg_red_info *info, k
     return KG_RED_WALK_MIN_BLOCKS;
 }
 
+/* A COLS plan over column runs: runs of reduced elements under the columns,
+   further reduced dims in rdims (the run path of reduce.cuh) */
+static int cols_over_runs(const kg_red_args *A) { return A->run > 1 && A->rdims.n > 0; }
+
 /* Splits that fill cols_split_fill waves of the kernel's resident blocks
    over `groups` tiles (0 where cols_split_fill is off). */
 static int64_t cols_fill(const kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, int64_t sm, int64_t groups,
@@ -2158,7 +2162,7 @@ static void plan_split(kg_red_plan *plan, const kg_red_info *info, kg_dtype dt, 
             /* cols_runs_fill_grid: tiles over column runs (wide tiles, few
                lanes down) keep the split above where the fill would leave
                fewer blocks than multiprocessors (at least one split a tile) */
-            if (T->cols_runs_fill_grid > 0 && A->run > 1 && A->rdims.n > 0 && smul(w->groups, f > 1 ? f : 1) < sm)
+            if (T->cols_runs_fill_grid > 0 && cols_over_runs(A) && smul(w->groups, f > 1 ? f : 1) < sm)
                 fill = 0;
             else
                 s = f;
@@ -2461,7 +2465,7 @@ static kg_status plan_tuned(kg_context *ctx, kg_reduce_op op, const kg_tensor *o
     }
     /* few column tiles over a long reduction (cols_split_few): narrower
        tiles, more lanes down each, more splits */
-    if (plan->cls == KG_RED_COLS && !(A->run > 1 && A->rdims.n > 0) && w.min_chunk > 0 && T->cols_split_few > 0 &&
+    if (plan->cls == KG_RED_COLS && !cols_over_runs(A) && w.min_chunk > 0 && T->cols_split_few > 0 &&
         A->cw > T->cols_split_few &&
         cols_fill(plan, info, dt, sm, w.groups, T) > 8 * (KG_RED_THREADS / A->cw)) {
         kg_red_tuning t2 = *T;
